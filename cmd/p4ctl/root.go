@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// streams are the command's output streams (tests pass buffers).
+type streams struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// usageError marks an error as a usage error: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usageErrorf returns a usage error (bad flag values, missing arguments).
+func usageErrorf(format string, a ...any) error {
+	return usageError{fmt.Errorf(format, a...)}
+}
+
+// exitCodeError carries a specific exit code with an optional message (an
+// empty message prints nothing, e.g. `diff` exiting 1 on drift).
+type exitCodeError struct {
+	code int
+	msg  string
+}
+
+func (e exitCodeError) Error() string { return e.msg }
+
+func newRootCmd(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "p4ctl",
+		Short: "Carbon-aware, SLA-constrained request routing compiled into P4 switches",
+		Long: `p4ctl compiles routing policy (SLA feasibility, carbon ranking, late-binding
+dispatch) into P4 table entries, pushes them over P4Runtime to BMv2, Tofino or
+its embedded target, keeps them right hour by hour, and reproduces the research
+evaluations behind them.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newVersionCmd(s),
+		newEvalCmd(s),
+		newSimCmd(s),
+		newTuneCmd(s),
+		newSwitchCmd(s),
+		newRunCmd(s),
+		newDemoCmd(s),
+		newPlanCmd(s),
+		newDiffCmd(s),
+		newApplyCmd(s),
+		newGetCmd(s),
+		newPushCmd(s),
+		newServeCmd(s),
+		newLoadgenCmd(s),
+	)
+	return root
+}
+
+// run executes p4ctl with args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	s := &streams{Out: stdout, Err: stderr}
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		if ec.msg != "" {
+			fmt.Fprintln(stderr, "error:", ec.msg)
+		}
+		return ec.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "requires ") {
+		return exitUsage
+	}
+	return exitError
+}
+
+// notYet is the body of commands whose issue has not landed yet.
+func notYet(use, short, issue string) *cobra.Command {
+	return &cobra.Command{
+		Use:    use,
+		Short:  short + " (not implemented yet)",
+		Hidden: true,
+		RunE: func(*cobra.Command, []string) error {
+			return fmt.Errorf("%s is not implemented yet (tracked in issue %s)", use, issue)
+		},
+	}
+}
