@@ -107,6 +107,10 @@ func TestPolicyProperties(t *testing.T) {
 		if d := Decide(PolicyCPlus, s, pool, sla, c, o); fc != 0 && !fc.Has(d.Region) {
 			t.Fatalf("C+ chose %d outside %s", d.Region, fc)
 		}
+		sc := ScoresD(s, pool, c, o)
+		if d := Decide(PolicyD, s, pool, sla, c, o); Rank(s, pool&s.Regions(), &sc)[0] != d.Region {
+			t.Fatalf("Rank over D scores disagrees with D's decision %d", d.Region)
+		}
 		if Candidates(PolicyC, s, pool, sla, o) != feas || Candidates(PolicyA, s, pool, sla, o) != SetOf(a) {
 			t.Fatal("Candidates disagree with Feasible/Nearest")
 		}
