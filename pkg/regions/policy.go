@@ -283,8 +283,18 @@ func ScoresD(s *Site, pool RegionSet, c *HourCarbon, o Options) HourCarbon {
 		if cand&(1<<r) == 0 {
 			continue
 		}
-		cmin, cmax = math.Min(cmin, c[r]), math.Max(cmax, c[r])
-		lmin, lmax = math.Min(lmin, s.p95[r]), math.Max(lmax, s.p95[r])
+		if v := c[r]; v < cmin {
+			cmin = v
+		}
+		if v := c[r]; v > cmax {
+			cmax = v
+		}
+		if l := s.p95[r]; l < lmin {
+			lmin = l
+		}
+		if l := s.p95[r]; l > lmax {
+			lmax = l
+		}
 	}
 	for _, r := range s.order[:s.n] {
 		if cand&(1<<r) == 0 {

@@ -95,9 +95,17 @@ func MannWhitneyU(x, y []float64) (MannWhitneyResult, error) {
 }
 
 // mannWhitneyCDF returns P(U ≤ u) for sample sizes m, n with no ties.
+// Only counts of U ≤ u are needed (the recurrence never looks above u), so
+// each array is cut at u+1 entries; the total is C(m+n, m).
 func mannWhitneyCDF(m, n, u int) float64 {
+	if u < 0 {
+		return 0
+	}
+	if u >= m*n {
+		return 1
+	}
 	// prev[j] / cur[j] hold the arrangement counts f(·; i−1, j) / f(·; i, j)
-	// for j = 0..n, each of length i·j+1.
+	// for j = 0..n, up to U = u.
 	prev := make([][]float64, n+1)
 	for j := range prev {
 		prev[j] = []float64{1} // f(0; 0, j) = 1
@@ -106,22 +114,21 @@ func mannWhitneyCDF(m, n, u int) float64 {
 		cur := make([][]float64, n+1)
 		cur[0] = []float64{1}
 		for j := 1; j <= n; j++ {
-			f := make([]float64, i*j+1)
-			copy(f, cur[j-1])           // x-sample's largest is not the overall max: f(u; i, j−1)
-			for k, c := range prev[j] { // the overall max is an x: its rank adds j to U
-				f[k+j] += c
+			f := make([]float64, min(i*j, u)+1)
+			copy(f, cur[j-1])           // the overall max is a y: f(u; i, j−1)
+			for k, c := range prev[j] { // the overall max is an x: it adds j to U
+				if k+j < len(f) {
+					f[k+j] += c
+				}
 			}
 			cur[j] = f
 		}
 		prev = cur
 	}
-	f := prev[n]
-	var total, below float64
-	for k, c := range f {
-		total += c
-		if k <= u {
-			below += c
-		}
+	var below float64
+	for _, c := range prev[n] {
+		below += c
 	}
-	return below / total
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	return math.Min(1, below/math.Exp(lg(m+n)-lg(m)-lg(n)))
 }

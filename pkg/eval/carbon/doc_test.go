@@ -28,11 +28,7 @@ func TestReproductionDoc(t *testing.T) {
 	jan, _ := regions.ParseMonth("2022-01")
 	blocks := map[string]func() (regions.CarbonSource, string, bool){
 		"eval-carbon-synthetic": func() (regions.CarbonSource, string, bool) {
-			syn, err := regions.NewSynthetic(1, regions.DefaultSyntheticPeriod())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return syn, "synthetic model (seed 1), not measured data — `p4ctl eval carbon --latency-model sampled`", true
+			return nil, "synthetic model (seed 1), not measured data — `p4ctl eval carbon --latency-model sampled`", true
 		},
 		"eval-carbon-em2022-01": func() (regions.CarbonSource, string, bool) {
 			dir, ok := regions.FindSharedCarbonData(".")
@@ -52,8 +48,10 @@ func TestReproductionDoc(t *testing.T) {
 			t.Logf("%s: shared carbon data not found; block not checked", name)
 			continue
 		}
-		res, err := Run(context.Background(), Config{Source: src, Period: jan, Seed: 1, LatencyModel: LatencySampled})
-		if err != nil {
+		var res *Result
+		if src == nil {
+			res, _ = fullSynthetic(t) // the same run as TestFullExperimentSynthetic
+		} else if res, err = Run(context.Background(), Config{Source: src, Period: jan, Seed: 1, LatencyModel: LatencySampled}); err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer

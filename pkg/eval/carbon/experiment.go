@@ -6,11 +6,13 @@
 package carbon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -345,7 +347,7 @@ func makeRequests(cfg *Config, cl class, pool, run, hours int) []request {
 		}
 		reqs[i] = r
 	}
-	sort.Slice(reqs, func(a, b int) bool { return reqs[a].at < reqs[b].at })
+	slices.SortFunc(reqs, func(a, b request) int { return cmp.Compare(a.at, b.at) })
 	return reqs
 }
 

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -23,21 +25,43 @@ func synthetic(t testing.TB) (regions.CarbonSource, regions.Period) {
 	return syn, jan
 }
 
+// full is the paper-sized experiment on the offline model (seed 1,
+// sampled latency model), run once and shared by the tests that need it.
+var full struct {
+	once  sync.Once
+	res   *Result
+	calls int
+	err   error
+}
+
+func fullSynthetic(t *testing.T) (*Result, int) {
+	t.Helper()
+	full.once.Do(func() {
+		syn, err := regions.NewSynthetic(1, regions.DefaultSyntheticPeriod())
+		if err != nil {
+			full.err = err
+			return
+		}
+		jan, _ := regions.ParseMonth("2022-01")
+		full.res, full.err = Run(context.Background(), Config{Source: syn, Period: jan, Seed: 1, LatencyModel: LatencySampled,
+			Progress: func(done, total int) {
+				full.calls++
+				if done > total {
+					full.err = fmt.Errorf("progress %d/%d", done, total)
+				}
+			}})
+	})
+	if full.err != nil {
+		t.Fatal(full.err)
+	}
+	return full.res, full.calls
+}
+
 // TestFullExperimentSynthetic runs the paper-sized experiment (30 runs ×
 // 1000 / 5000 requests, both pools) on the offline model and checks the
 // invariants of every row.
 func TestFullExperimentSynthetic(t *testing.T) {
-	src, jan := synthetic(t)
-	calls := 0
-	res, err := Run(context.Background(), Config{Source: src, Period: jan, Seed: 1, Progress: func(done, total int) {
-		calls++
-		if done > total {
-			t.Errorf("progress %d/%d", done, total)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, calls := fullSynthetic(t)
 	if want := 2 * 6 * len(regions.Policies()); len(res.Rows) != want {
 		t.Fatalf("%d rows, want %d", len(res.Rows), want)
 	}
