@@ -262,10 +262,14 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return fmt.Errorf("%s:%d: %w", name, pe.Line, pe.Err)
+			}
+			return fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := r.FieldPos(0)
 		if firstLine == 0 {
 			firstLine = line
 		}
