@@ -76,7 +76,7 @@ func TestEvalCarbonSharedTraces(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "measured hourly traces 2022 LCA from "+dir) {
+	if !strings.Contains(out.String(), "measured hourly traces 2022 from "+dir+" (normalized CSV; 12 zones") {
 		t.Errorf("output does not name the traces:\n%s", out.String()[:400])
 	}
 }

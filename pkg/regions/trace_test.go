@@ -45,7 +45,7 @@ func TestLoadTracesFixtures(t *testing.T) {
 		if _, err := src.Intensity("DE", hour("2030-01-01T00:00:00Z")); err == nil {
 			t.Error("unknown zone accepted")
 		}
-		if !strings.Contains(src.Describe(), "measured hourly traces 2030 "+m.String()+" from testdata/traces") {
+		if want := "measured hourly traces 2030 from testdata/traces (Electricity Maps portal CSV (" + m.String() + "), normalized CSV; 2 zones"; !strings.Contains(src.Describe(), want) {
 			t.Errorf("describe %q", src.Describe())
 		}
 	}

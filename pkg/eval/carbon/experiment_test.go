@@ -238,7 +238,7 @@ func TestSharedDataJanuary2022(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.CarbonSource, "measured hourly traces 2022 LCA") {
+	if !strings.Contains(res.CarbonSource, "measured hourly traces 2022 from "+dir+" (normalized CSV; 12 zones") {
 		t.Errorf("source %q", res.CarbonSource)
 	}
 	a, _ := res.Find(5, "A", "mixed")
