@@ -351,7 +351,7 @@ func BenchmarkDecideC(b *testing.B) {
 		sink ^= DecideC(s, Pool12, 3000, tab.Hour(i%n))
 	}
 	b.StopTimer()
-	const k = 200000
+	const k = 500000
 	o := DefaultOptions()
 	t0 := time.Now()
 	for i := 0; i < k; i++ {
