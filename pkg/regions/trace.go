@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -410,12 +412,7 @@ func (src *TraceSource) Period() Period { return src.period }
 
 // Zones implements CarbonSource.
 func (src *TraceSource) Zones() []string {
-	z := make([]string, 0, len(src.series))
-	for k := range src.series {
-		z = append(z, k)
-	}
-	sort.Strings(z)
-	return z
+	return slices.Sorted(maps.Keys(src.series))
 }
 
 // Describe implements CarbonSource.
