@@ -192,21 +192,26 @@ type Scenario struct {
 // kept only at ExperimentConfig.CDFLambda.
 func (s *Scenario) Samples() (latencies, responses []float64) { return s.latencies, s.responses }
 
-// RatioFloorMS: a ratio is taken only when PathFinder's P99 is at least
-// this in every seed (a P99 wait under 1 ms is indistinguishable from none
-// at serverless scale, and a ratio to it is meaningless).
+// RatioFloorMS is the floor applied to both P99s before taking a ratio: a
+// P99 wait under 1 ms is indistinguishable from none at serverless scale
+// (and would divide by zero).
 const RatioFloorMS = 1.0
 
-// Ratio is baseline P99 / PathFinder P99 ("× lower"), computed per seed
-// (paired: same requests) and summarised across seeds. Ratio is nil when
-// PathFinder's P99 was below RatioFloorMS in some seed.
+// Ratio is baseline P99 / PathFinder P99 ("× lower"), both floored at
+// RatioFloorMS, computed per seed (paired: same requests) and summarised
+// across seeds.
 type Ratio struct {
-	Dist          string         `json:"distribution"`
-	Lambda        float64        `json:"lambda_rps"`
-	NotifyDelayMS float64        `json:"notify_delay_ms"`
-	Baseline      Policy         `json:"baseline"`
-	Metric        string         `json:"metric"`
-	Ratio         *stats.Summary `json:"ratio,omitempty"`
+	Dist          string        `json:"distribution"`
+	Lambda        float64       `json:"lambda_rps"`
+	NotifyDelayMS float64       `json:"notify_delay_ms"`
+	Baseline      Policy        `json:"baseline"`
+	Metric        string        `json:"metric"`
+	Ratio         stats.Summary `json:"ratio"`
+	// FlooredSeeds counts seeds where PathFinder's P99 was below the floor:
+	// the true ratio is then at least the one shown (a lower bound).
+	FlooredSeeds int `json:"pathfinder_floored_seeds"`
+	// NoWait is set when both P99s were below the floor in every seed.
+	NoWait bool `json:"no_wait"`
 }
 
 // PaperClaim is a figure reported by the PathFinder paper, shown beside ours.
@@ -354,8 +359,9 @@ feed:
 						continue
 					}
 					for _, m := range []string{"p99_latency", "p99_response"} {
-						res.Ratios = append(res.Ratios, Ratio{Dist: name, Lambda: l, NotifyDelayMS: d, Baseline: p, Metric: m,
-							Ratio: ratio(runs, col, di*np+pf, m)})
+						q := ratio(runs, col, di*np+pf, m)
+						q.Dist, q.Lambda, q.NotifyDelayMS, q.Baseline, q.Metric = name, l, d, p, m
+						res.Ratios = append(res.Ratios, q)
 					}
 				}
 			}
@@ -468,18 +474,23 @@ func summarize(runs [][]RunResult, col int) Metrics {
 	return m
 }
 
-func ratio(runs [][]RunResult, base, pf int, metric string) *stats.Summary {
+func ratio(runs [][]RunResult, base, pf int, metric string) Ratio {
+	var q Ratio
 	xs := make([]float64, len(runs))
+	q.NoWait = true
 	for s := range runs {
 		b, p := runs[s][base].P99Latency, runs[s][pf].P99Latency
 		if metric == "p99_response" {
 			b, p = runs[s][base].P99Response, runs[s][pf].P99Response
 		}
 		if p < RatioFloorMS {
-			return nil
+			q.FlooredSeeds++
 		}
-		xs[s] = b / p
+		if b >= RatioFloorMS || p >= RatioFloorMS {
+			q.NoWait = false
+		}
+		xs[s] = math.Max(b, RatioFloorMS) / math.Max(p, RatioFloorMS)
 	}
-	sum := stats.Summarize(xs)
-	return &sum
+	q.Ratio = stats.Summarize(xs)
+	return q
 }

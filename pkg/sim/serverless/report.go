@@ -35,6 +35,13 @@ func pm(s stats.Summary, scale float64, prec int) string {
 	return strconv.FormatFloat(s.Mean*scale, 'f', prec, 64) + " ± " + strconv.FormatFloat(s.CI95*scale, 'f', prec, 64)
 }
 
+func ratioStr(s stats.Summary) string {
+	if s.Mean >= 1000 {
+		return fmt.Sprintf("%.3g ± %.2g×", s.Mean, s.CI95)
+	}
+	return pm(s, 1, 2) + "×"
+}
+
 func lambdaStr(l float64) string { return strconv.FormatFloat(l, 'g', -1, 64) }
 
 func (r *ExperimentResult) multiDelay() bool { return len(r.Config.NotifyDelays) > 1 }
@@ -127,7 +134,8 @@ func (r *ExperimentResult) writeBounds(w io.Writer) error {
 }
 
 func (r *ExperimentResult) writeRatios(w io.Writer) error {
-	fmt.Fprintf(w, "\nPathFinder's P99 improvement: baseline P99 / PathFinder P99, paired per seed (× lower; n/a: PathFinder's P99 < %g ms in some seed):\n", RatioFloorMS)
+	fmt.Fprintf(w, "\nPathFinder's P99 improvement: baseline P99 / PathFinder P99, both floored at %g ms, paired per seed (× lower;\n", RatioFloorMS)
+	fmt.Fprintln(w, "≥: PathFinder's P99 was below the floor in some seed, so the ratio is a lower bound; no wait: both below it in every seed):")
 	type key struct {
 		dist   string
 		lambda float64
@@ -141,9 +149,14 @@ func (r *ExperimentResult) writeRatios(w io.Writer) error {
 			cells[k] = map[string]string{}
 			order = append(order, k)
 		}
-		v := "n/a"
-		if q.Ratio != nil {
-			v = pm(*q.Ratio, 1, 2) + "×"
+		var v string
+		switch {
+		case q.NoWait:
+			v = "no wait"
+		case q.FlooredSeeds > 0:
+			v = "≥ " + ratioStr(q.Ratio)
+		default:
+			v = ratioStr(q.Ratio)
 		}
 		cells[k][q.Metric+"/"+q.Baseline.String()] = v
 	}

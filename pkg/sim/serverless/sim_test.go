@@ -60,6 +60,7 @@ func TestLateBindingMatchesQueueingTheory(t *testing.T) {
 	const meanMS = 100.0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			lambda := tc.rho * float64(tc.pods) / meanMS * 1000 // req/s
 			w := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: meanMS}, Lambda: lambda,
 				Requests: tc.requests, ChainMin: 1, ChainMax: 1, Seed: 42})

@@ -177,7 +177,7 @@ func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, 
 		p.Legend.Add(pol.String(), line, marks)
 	}
 	p.Add(plotter.NewGrid())
-	p.Y.Max = ymax * 30 // room for the legend above the curves
+	p.Y.Max = ymax * 3 // a little room above the curves for the legend
 	return p, nil
 }
 
