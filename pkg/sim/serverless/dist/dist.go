@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -58,8 +59,8 @@ func New(name string) (Distribution, error) {
 		return StudyPowerLaw(), nil
 	}
 	if m, ok := strings.CutPrefix(name, "exp:"); ok {
-		var mean float64
-		if _, err := fmt.Sscanf(m, "%g", &mean); err != nil || !(mean > 0) || math.IsInf(mean, 0) {
+		mean, err := strconv.ParseFloat(m, 64)
+		if err != nil || !(mean > 0) || math.IsInf(mean, 0) {
 			return nil, fmt.Errorf("distribution %q: mean must be a positive number of ms", name)
 		}
 		return Exponential{MeanMS: mean}, nil

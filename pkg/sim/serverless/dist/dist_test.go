@@ -141,9 +141,31 @@ func TestZipfMeanByDirectSum(t *testing.T) {
 }
 
 func TestNewRejectsUnknown(t *testing.T) {
-	for _, n := range []string{"", "pareto", "exp:", "exp:-1", "exp:abc", "exp:+Inf"} {
+	for _, n := range []string{"", "pareto", "exp:", "exp:-1", "exp:abc", "exp:+Inf", "exp:1 2", "exp:NaN"} {
 		if _, err := New(n); err == nil {
 			t.Errorf("New(%q) accepted", n)
 		}
 	}
+}
+
+// FuzzNew: any name either fails or yields a distribution with a positive,
+// finite mean whose quantiles lie in its support.
+func FuzzNew(f *testing.F) {
+	for _, s := range []string{"azure", "zipf", "powerlaw", "exp:1", "exp:1e300", "exp:0x10", "exp:NaN", "exp:1 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		d, err := New(name)
+		if err != nil {
+			return
+		}
+		m := d.Mean()
+		lo, hi := d.Support()
+		if !(m > 0) || math.IsInf(m, 0) {
+			t.Fatalf("%q: mean %g", name, m)
+		}
+		if q := d.Quantile(0.5); q < lo || q > hi {
+			t.Fatalf("%q: median %g outside [%g, %g]", name, q, lo, hi)
+		}
+	})
 }
