@@ -90,9 +90,8 @@ type Percentile struct {
 // under 1 s, and 4 % take more than a minute (96 % under 60 s).
 var AzurePercentiles = [...]Percentile{{0.20, 100}, {0.50, 1000}, {0.96, 60000}}
 
-// Azure lower and upper truncation (ms): 1 ms, the platform's billing
-// granularity, and 10 min, the largest function timeout of the 2019
-// Consumption plan.
+// Azure lower and upper truncation (ms): a 1 ms floor (as for the other
+// shapes) and 10 min, the largest function timeout of the Consumption plan.
 const (
 	AzureMinMS = 1
 	AzureMaxMS = 600000
