@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSimServerlessQuickJSON(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"sim", "serverless", "--quick", "--dist", "zipf,azure", "--lambda", "20",
+		"-o", "json", "--out-dir", dir}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var res struct {
+		Config struct {
+			Seeds    int `json:"seeds"`
+			Requests int `json:"requests"`
+		} `json:"config"`
+		Scenarios []struct {
+			Policy  string `json:"policy"`
+			Metrics struct {
+				P99 struct {
+					N    int     `json:"n"`
+					Mean float64 `json:"mean"`
+				} `json:"p99_response_ms"`
+			} `json:"metrics"`
+		} `json:"scenarios"`
+		Ratios []json.RawMessage `json:"ratios"`
+		Paper  []json.RawMessage `json:"paper"`
+		Plots  []string          `json:"plots"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if res.Config.Seeds != 3 || res.Config.Requests != 4000 || len(res.Scenarios) != 8 || len(res.Ratios) != 12 || len(res.Paper) != 2 {
+		t.Fatalf("unexpected result shape: %+v", res.Config)
+	}
+	for _, s := range res.Scenarios {
+		if s.Metrics.P99.N != 3 || !(s.Metrics.P99.Mean > 0) {
+			t.Errorf("%s: %+v", s.Policy, s.Metrics.P99)
+		}
+	}
+	if len(res.Plots) != 12 {
+		t.Fatalf("plots %v", res.Plots)
+	}
+	for _, f := range res.Plots {
+		if _, err := os.Stat(f); err != nil || filepath.Dir(f) != dir {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+}
+
+func TestSimServerlessSingleScenarioTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"sim", "serverless", "--dist", "exp:1000", "--lambda", "5", "--policy", "late,pathfinder",
+		"--seeds", "2", "--requests", "2000", "--pods", "8", "--chain", "2", "--wait-bound", "500ms", "--no-plots"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"exp:1000", "late", "pathfinder", "P99 RESPONSE VS LATE", "PathFinder paper (reported", "500 ms, 500 ms"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr not empty (no TTY, so no progress bar): %q", errb.String())
+	}
+}
+
+func TestSimServerlessBound(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "-o", "json"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"long_max_holds": 21`) || strings.Contains(out.String(), `"scenarios": [`) {
+		t.Fatalf("bound output:\n%s", out.String())
+	}
+}
+
+func TestSimServerlessUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "serverless", "nope"},
+		{"sim", "serverless", "--dist", "pareto"},
+		{"sim", "serverless", "--lambda", "x"},
+		{"sim", "serverless", "--lambda", "-3"},
+		{"sim", "serverless", "--policy", "fastest"},
+		{"sim", "serverless", "--chain", "a-b"},
+		{"sim", "serverless", "--chain", "3-1"},
+		{"sim", "serverless", "--wait-bound", "soon"},
+		{"sim", "serverless", "--notify-delay", "x"},
+		{"sim", "serverless", "--seeds", "0"},
+		{"sim", "serverless", "--workers", "-1"},
+		{"sim", "serverless", "-o", "xml"},
+		{"sim", "serverless", "sweep", "extra"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, errb.String())
+		}
+	}
+}

@@ -1,0 +1,496 @@
+package serverless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/serverless/dist"
+	"github.com/p4ctl/p4ctl/pkg/stats"
+)
+
+// ExperimentConfig is a grid of scenarios (distribution × λ × notification
+// delay) run under several policies and seeds.
+type ExperimentConfig struct {
+	Name         string    `json:"name"`
+	Dists        []string  `json:"distributions"`
+	Lambdas      []float64 `json:"lambdas_rps"`
+	NotifyDelays []float64 `json:"notify_delays_ms"`
+	Policies     []Policy  `json:"policies"`
+	Seeds        int       `json:"seeds"`
+	BaseSeed     uint64    `json:"base_seed"`
+	Requests     int       `json:"requests"`
+	Warmup       float64   `json:"warmup"`
+	ChainMin     int       `json:"chain_min"`
+	ChainMax     int       `json:"chain_max"`
+	// EstimateNoise: see WorkloadSpec.
+	EstimateNoise float64 `json:"estimate_noise"`
+	// Pods fixes the pool size; 0 sizes it per distribution so that the
+	// utilization at RefLambda is RhoMax.
+	Pods      int     `json:"pods"`
+	RhoMax    float64 `json:"rho_max"`
+	RefLambda float64 `json:"ref_lambda_rps"`
+	// Delta is the bound derivation's tolerance (WaitBounds).
+	Delta float64 `json:"delta"`
+	// WaitBound < 0 derives the bounds (WaitBounds); >= 0 uses that bound
+	// (ms) for every class.
+	WaitBound float64 `json:"wait_bound_ms"`
+	Timeout   float64 `json:"timeout_ms"`
+	Workers   int     `json:"-"`
+	// CDFLambda keeps seed 0's per-request samples of the scenarios at this
+	// λ for CDF plots (0 keeps none).
+	CDFLambda float64 `json:"-"`
+	// Progress, if set, is called after each finished job.
+	Progress func(done, total int) `json:"-"`
+}
+
+// DefaultExperiment is the study: λ = 10…20 req/s, the three distributions,
+// the four policies, 10 seeds.
+func DefaultExperiment() ExperimentConfig {
+	return ExperimentConfig{
+		Name:         "sweep",
+		Dists:        dist.Names(),
+		Lambdas:      []float64{10, 12.5, 15, 17.5, 20},
+		NotifyDelays: []float64{0},
+		Policies:     Policies(),
+		Seeds:        10,
+		BaseSeed:     1,
+		Requests:     50000,
+		Warmup:       0.1,
+		ChainMin:     1, ChainMax: 3,
+		EstimateNoise: 0.5,
+		RhoMax:        0.9,
+		RefLambda:     20,
+		Delta:         0.01,
+		WaitBound:     -1,
+		Timeout:       300000,
+		CDFLambda:     20,
+	}
+}
+
+// NotifyExperiment varies the delay with which the central scheduler learns
+// that a pod is free, at λ = 20: the cost of binding late.
+func NotifyExperiment() ExperimentConfig {
+	c := DefaultExperiment()
+	c.Name = "notify"
+	c.Lambdas = []float64{20}
+	c.NotifyDelays = []float64{0, 10, 100, 300, 1000}
+	c.Policies = []Policy{LateBinding, EarlyExecTime, PathFinder}
+	c.CDFLambda = 0
+	return c
+}
+
+// Quick shrinks an experiment for tests and smoke runs.
+func (c ExperimentConfig) Quick() ExperimentConfig {
+	c.Seeds = 3
+	c.Requests = 4000
+	return c
+}
+
+// Validate checks the configuration.
+func (c ExperimentConfig) Validate() error {
+	var errs []error
+	if len(c.Dists) == 0 || len(c.Lambdas) == 0 || len(c.Policies) == 0 || len(c.NotifyDelays) == 0 {
+		errs = append(errs, errors.New("need at least one distribution, λ, notify delay and policy"))
+	}
+	for _, d := range c.Dists {
+		if _, err := dist.New(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, l := range c.Lambdas {
+		if !(l > 0) || math.IsInf(l, 0) {
+			errs = append(errs, fmt.Errorf("λ = %g req/s must be positive", l))
+		}
+	}
+	for _, d := range c.NotifyDelays {
+		if !(d >= 0) || math.IsInf(d, 0) {
+			errs = append(errs, fmt.Errorf("notify delay %g ms must be >= 0", d))
+		}
+	}
+	if c.Seeds < 1 {
+		errs = append(errs, fmt.Errorf("seeds = %d, need >= 1", c.Seeds))
+	}
+	if c.Pods < 0 || (c.Pods == 0 && !(c.RhoMax > 0 && c.RhoMax < 1 && c.RefLambda > 0)) {
+		errs = append(errs, fmt.Errorf("pods = %d: need pods >= 1, or 0 < rho-max < 1 and a positive reference λ", c.Pods))
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		errs = append(errs, fmt.Errorf("delta = %g must be in (0, 1)", c.Delta))
+	}
+	if math.IsNaN(c.WaitBound) || math.IsInf(c.WaitBound, 0) {
+		errs = append(errs, fmt.Errorf("wait bound %g is not a number of ms", c.WaitBound))
+	}
+	if err := (WorkloadSpec{Dist: dist.Exponential{MeanMS: 1}, Lambda: 1, Requests: c.Requests,
+		ChainMin: c.ChainMin, ChainMax: c.ChainMax, EstimateNoise: c.EstimateNoise}).Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if !(c.Warmup >= 0 && c.Warmup < 1) || !(c.Timeout >= 0) {
+		errs = append(errs, fmt.Errorf("warm-up %g must be in [0, 1) and timeout %g ms >= 0", c.Warmup, c.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// DistInfo describes a distribution as the experiment used it.
+type DistInfo struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	MeanMS      float64 `json:"mean_ms"`
+	P50MS       float64 `json:"p50_ms"`
+	P99MS       float64 `json:"p99_ms"`
+	Pods        int     `json:"pods"`
+	Classes     Classes `json:"classes"`
+}
+
+// BoundInfo is the derived PathFinder configuration at one (dist, λ).
+type BoundInfo struct {
+	Dist     string       `json:"distribution"`
+	Lambda   float64      `json:"lambda_rps"`
+	Rho      float64      `json:"rho"`
+	BoundsMS []float64    `json:"wait_bounds_ms"`
+	Switch   SwitchConfig `json:"switch"`
+}
+
+// Metrics summarises a scenario across seeds (mean, std, 95 % CI).
+type Metrics struct {
+	P99LatencyMS   stats.Summary `json:"p99_latency_ms"`
+	P50LatencyMS   stats.Summary `json:"p50_latency_ms"`
+	MeanLatencyMS  stats.Summary `json:"mean_latency_ms"`
+	P99ResponseMS  stats.Summary `json:"p99_response_ms"`
+	P50ResponseMS  stats.Summary `json:"p50_response_ms"`
+	MeanResponseMS stats.Summary `json:"mean_response_ms"`
+	OvertakeRate   stats.Summary `json:"overtake_rate"`
+	ForcedRate     stats.Summary `json:"forced_rate"`
+	MeanQueue      stats.Summary `json:"mean_queue"`
+	MaxQueue       stats.Summary `json:"max_queue"`
+	TimeoutRate    stats.Summary `json:"timeout_rate"`
+	ThroughputRPS  stats.Summary `json:"throughput_rps"`
+	Utilization    stats.Summary `json:"utilization"`
+	BusyCoV        stats.Summary `json:"busy_cov"`
+	// MaxHoldExcessMS is the largest hold beyond a class bound over all
+	// seeds (<= 0: the bound was never exceeded).
+	MaxHoldExcessMS float64 `json:"max_hold_excess_ms"`
+}
+
+// Scenario is one (dist, λ, notify delay, policy) cell.
+type Scenario struct {
+	Dist          string  `json:"distribution"`
+	Lambda        float64 `json:"lambda_rps"`
+	NotifyDelayMS float64 `json:"notify_delay_ms"`
+	Policy        Policy  `json:"policy"`
+	Pods          int     `json:"pods"`
+	Rho           float64 `json:"rho"`
+	Metrics       Metrics `json:"metrics"`
+	latencies     []float64
+	responses     []float64
+}
+
+// Samples returns seed 0's per-request latencies and response times (ms),
+// kept only at ExperimentConfig.CDFLambda.
+func (s *Scenario) Samples() (latencies, responses []float64) { return s.latencies, s.responses }
+
+// RatioFloorMS is the floor applied to both P99s before taking a ratio: a
+// P99 wait under 1 ms is indistinguishable from none at serverless scale
+// (and would divide by zero).
+const RatioFloorMS = 1.0
+
+// Ratio is baseline P99 / PathFinder P99 ("× lower"), both floored at
+// RatioFloorMS, computed per seed (paired: same requests) and summarised
+// across seeds.
+type Ratio struct {
+	Dist          string        `json:"distribution"`
+	Lambda        float64       `json:"lambda_rps"`
+	NotifyDelayMS float64       `json:"notify_delay_ms"`
+	Baseline      Policy        `json:"baseline"`
+	Metric        string        `json:"metric"`
+	Ratio         stats.Summary `json:"ratio"`
+	// FlooredSeeds counts seeds where PathFinder's P99 was below the floor:
+	// the true ratio is then at least the one shown (a lower bound).
+	FlooredSeeds int `json:"pathfinder_floored_seeds"`
+	// NoWait is set when both P99s were below the floor in every seed.
+	NoWait bool `json:"no_wait"`
+}
+
+// PaperClaim is a figure reported by the PathFinder paper, shown beside ours.
+type PaperClaim struct {
+	Source   string  `json:"source"`
+	Baseline Policy  `json:"baseline"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+	Text     string  `json:"text"`
+}
+
+// PaperClaims are PathFinder's reported P99 improvements (not ours).
+func PaperClaims() []PaperClaim {
+	const src = "PathFinder paper (reported, not computed here)"
+	const txt = "Azure, Zipf and power-law traces, Poisson λ = 10–20 req/s"
+	return []PaperClaim{
+		{src, EarlyBinding, 1.49, 2.75, "P99 1.49–2.75× lower than early binding; " + txt},
+		{src, LateBinding, 2.10, 4.10, "P99 2.10–4.10× lower than late binding; " + txt},
+	}
+}
+
+// ExperimentResult is everything an experiment computed.
+type ExperimentResult struct {
+	Config        ExperimentConfig `json:"config"`
+	Distributions []DistInfo       `json:"distributions"`
+	Bounds        []BoundInfo      `json:"bounds"`
+	Scenarios     []*Scenario      `json:"scenarios"`
+	Ratios        []Ratio          `json:"ratios"`
+	Paper         []PaperClaim     `json:"paper"`
+	Plots         []string         `json:"plots,omitempty"`
+}
+
+type point struct {
+	dist   int
+	lambda float64
+}
+
+type setup struct {
+	d       dist.Distribution
+	classes Classes
+	pods    int
+}
+
+// RunExperiment runs the grid. Jobs (one per distribution, λ and seed; all
+// notify delays and policies of a job share its workload) run on
+// cfg.Workers goroutines (default GOMAXPROCS); results do not depend on the
+// number of workers.
+func RunExperiment(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", cfg.Name, err)
+	}
+	res := &ExperimentResult{Config: cfg, Paper: PaperClaims()}
+	meanChain := float64(cfg.ChainMin+cfg.ChainMax) / 2
+	setups, bounds, err := plan(cfg, res)
+	if err != nil {
+		return nil, err
+	}
+
+	type job struct {
+		dist   int
+		lambda float64
+		seed   int
+	}
+	var jobs []job
+	for i := range cfg.Dists {
+		for _, l := range cfg.Lambdas {
+			for s := range cfg.Seeds {
+				jobs = append(jobs, job{i, l, s})
+			}
+		}
+	}
+	np := len(cfg.Policies)
+	results := make([][]RunResult, len(jobs)) // [job][delay*np + policy]
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+	)
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for ji := range next {
+				j := jobs[ji]
+				su := setups[j.dist]
+				seed := cfg.BaseSeed + uint64(j.seed)
+				out, err := runJob(ctx, cfg, su, j.lambda, seed, bounds[point{j.dist, j.lambda}], j.seed == 0 && j.lambda == cfg.CDFLambda)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("experiment %s: %s λ=%g seed %d: %w", cfg.Name, cfg.Dists[j.dist], j.lambda, seed, err)
+					cancel()
+				}
+				results[ji] = out
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for ji := range jobs {
+		select {
+		case next <- ji:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", cfg.Name, err)
+	}
+
+	// Aggregate per scenario, in (dist, λ, delay, policy) order.
+	for i, name := range cfg.Dists {
+		su := setups[i]
+		for _, l := range cfg.Lambdas {
+			var runs [][]RunResult // [seed][delay*np+policy]
+			for ji, j := range jobs {
+				if j.dist == i && j.lambda == l {
+					runs = append(runs, results[ji])
+				}
+			}
+			rho := l * meanChain * su.d.Mean() / 1000 / float64(su.pods)
+			for di, d := range cfg.NotifyDelays {
+				pf := slices.Index(cfg.Policies, PathFinder)
+				for pi, p := range cfg.Policies {
+					col := di*np + pi
+					sc := &Scenario{Dist: name, Lambda: l, NotifyDelayMS: d, Policy: p, Pods: su.pods, Rho: rho,
+						Metrics: summarize(runs, col)}
+					sc.latencies, sc.responses = runs[0][col].Latencies, runs[0][col].Responses
+					res.Scenarios = append(res.Scenarios, sc)
+					if pf < 0 || p == PathFinder {
+						continue
+					}
+					for _, m := range []string{"p99_latency", "p99_response"} {
+						q := ratio(runs, col, di*np+pf, m)
+						q.Dist, q.Lambda, q.NotifyDelayMS, q.Baseline, q.Metric = name, l, d, p, m
+						res.Ratios = append(res.Ratios, q)
+					}
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// plan sizes the pools and derives the wait bounds of every (dist, λ),
+// recording them in res.
+func plan(cfg ExperimentConfig, res *ExperimentResult) ([]setup, map[point][]float64, error) {
+	meanChain := float64(cfg.ChainMin+cfg.ChainMax) / 2
+	setups := make([]setup, len(cfg.Dists))
+	for i, name := range cfg.Dists {
+		d, err := dist.New(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		su := setup{d: d, classes: NewClasses(d), pods: cfg.Pods}
+		if su.pods == 0 {
+			su.pods = max(1, int(math.Ceil(cfg.RefLambda*meanChain*d.Mean()/1000/cfg.RhoMax)))
+		}
+		setups[i] = su
+		res.Distributions = append(res.Distributions, DistInfo{Name: name, Description: d.Describe(), MeanMS: d.Mean(),
+			P50MS: d.Quantile(0.5), P99MS: d.Quantile(0.99), Pods: su.pods, Classes: su.classes})
+	}
+	bounds := map[point][]float64{}
+	for i, su := range setups {
+		for _, l := range cfg.Lambdas {
+			rho := l * meanChain * su.d.Mean() / 1000 / float64(su.pods)
+			b, err := WaitBounds(BoundInput{Classes: su.classes, MeanExec: su.d.Mean(),
+				StageRate: l * meanChain / 1000, Pods: su.pods, Delta: cfg.Delta})
+			if err != nil {
+				return nil, nil, fmt.Errorf("experiment %s: %s λ=%g: %w", cfg.Name, cfg.Dists[i], l, err)
+			}
+			if cfg.WaitBound >= 0 {
+				for k := range b {
+					b[k] = cfg.WaitBound
+				}
+			}
+			bounds[point{i, l}] = b
+			res.Bounds = append(res.Bounds, BoundInfo{Dist: cfg.Dists[i], Lambda: l, Rho: rho, BoundsMS: b,
+				Switch: SuggestSwitch(su.classes, su.d.Mean(), rho, cfg.Delta, b)})
+		}
+	}
+	return setups, bounds, nil
+}
+
+// PlanOnly sizes the pools and derives the PathFinder bounds and switch
+// mapping of cfg without simulating: what a controller would push.
+func PlanOnly(cfg ExperimentConfig) (*ExperimentResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", cfg.Name, err)
+	}
+	res := &ExperimentResult{Config: cfg, Paper: PaperClaims()}
+	if _, _, err := plan(cfg, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func runJob(ctx context.Context, cfg ExperimentConfig, su setup, lambda float64, seed uint64, bounds []float64, keep bool) ([]RunResult, error) {
+	w, err := NewWorkload(WorkloadSpec{Dist: su.d, Lambda: lambda, Requests: cfg.Requests, ChainMin: cfg.ChainMin,
+		ChainMax: cfg.ChainMax, EstimateNoise: cfg.EstimateNoise, Seed: seed}, su.classes)
+	if err != nil {
+		return nil, err
+	}
+	var out []RunResult
+	for _, d := range cfg.NotifyDelays {
+		for _, p := range cfg.Policies {
+			r, err := Run(ctx, w, RunConfig{Policy: p, Pods: su.pods, Bounds: bounds, NotifyDelay: d,
+				Timeout: cfg.Timeout, Warmup: cfg.Warmup, Seed: seed, KeepSamples: keep})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func summarize(runs [][]RunResult, col int) Metrics {
+	get := func(f func(r *RunResult) float64) stats.Summary {
+		xs := make([]float64, len(runs))
+		for s := range runs {
+			xs[s] = f(&runs[s][col])
+		}
+		return stats.Summarize(xs)
+	}
+	m := Metrics{
+		P99LatencyMS:   get(func(r *RunResult) float64 { return r.P99Latency }),
+		P50LatencyMS:   get(func(r *RunResult) float64 { return r.P50Latency }),
+		MeanLatencyMS:  get(func(r *RunResult) float64 { return r.MeanLatency }),
+		P99ResponseMS:  get(func(r *RunResult) float64 { return r.P99Response }),
+		P50ResponseMS:  get(func(r *RunResult) float64 { return r.P50Response }),
+		MeanResponseMS: get(func(r *RunResult) float64 { return r.MeanResponse }),
+		OvertakeRate:   get(func(r *RunResult) float64 { return r.OvertakeRate }),
+		ForcedRate:     get(func(r *RunResult) float64 { return r.ForcedRate }),
+		MeanQueue:      get(func(r *RunResult) float64 { return r.MeanQueue }),
+		MaxQueue:       get(func(r *RunResult) float64 { return float64(r.MaxQueue) }),
+		TimeoutRate:    get(func(r *RunResult) float64 { return r.TimeoutRate }),
+		ThroughputRPS:  get(func(r *RunResult) float64 { return r.Throughput }),
+		Utilization:    get(func(r *RunResult) float64 { return r.Utilization }),
+		BusyCoV:        get(func(r *RunResult) float64 { return r.BusyCoV }),
+	}
+	m.MaxHoldExcessMS = math.Inf(-1)
+	for s := range runs {
+		m.MaxHoldExcessMS = math.Max(m.MaxHoldExcessMS, runs[s][col].MaxHoldExcess)
+	}
+	return m
+}
+
+func ratio(runs [][]RunResult, base, pf int, metric string) Ratio {
+	var q Ratio
+	xs := make([]float64, len(runs))
+	q.NoWait = true
+	for s := range runs {
+		b, p := runs[s][base].P99Latency, runs[s][pf].P99Latency
+		if metric == "p99_response" {
+			b, p = runs[s][base].P99Response, runs[s][pf].P99Response
+		}
+		if p < RatioFloorMS {
+			q.FlooredSeeds++
+		}
+		if b >= RatioFloorMS || p >= RatioFloorMS {
+			q.NoWait = false
+		}
+		xs[s] = math.Max(b, RatioFloorMS) / math.Max(p, RatioFloorMS)
+	}
+	q.Ratio = stats.Summarize(xs)
+	return q
+}

@@ -1,0 +1,241 @@
+package serverless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/serverless/dist"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func tinyExperiment() ExperimentConfig {
+	c := DefaultExperiment().Quick()
+	c.Dists = []string{"azure", "exp:2000"}
+	c.Lambdas = []float64{10, 20}
+	c.Seeds = 2
+	c.Requests = 1500
+	c.CDFLambda = 20
+	return c
+}
+
+// Seeds reproduce exactly, whatever the number of workers; another base
+// seed gives other numbers.
+func TestExperimentReproducible(t *testing.T) {
+	c := tinyExperiment()
+	c.Workers = 1
+	a, err := RunExperiment(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Workers = 3
+	b, err := RunExperiment(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ja, jb) {
+		t.Fatal("results depend on the number of workers")
+	}
+	for i := range a.Scenarios {
+		la, ra := a.Scenarios[i].Samples()
+		lb, rb := b.Scenarios[i].Samples()
+		if !reflect.DeepEqual(la, lb) || !reflect.DeepEqual(ra, rb) {
+			t.Fatalf("scenario %d: samples differ", i)
+		}
+	}
+	c.BaseSeed = 100
+	d, err := RunExperiment(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jd, err := json.Marshal(d); err != nil || bytes.Equal(ja, jd) {
+		t.Fatal("another seed gave identical results")
+	}
+}
+
+// The quick default experiment: every cell present, structural properties
+// hold, and it is valid JSON.
+func TestQuickExperimentStructure(t *testing.T) {
+	c := DefaultExperiment().Quick()
+	start := time.Now()
+	res, err := RunExperiment(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("quick experiment: %v", time.Since(start))
+	if want := len(c.Dists) * len(c.Lambdas) * len(c.Policies); len(res.Scenarios) != want {
+		t.Fatalf("%d scenarios, want %d", len(res.Scenarios), want)
+	}
+	if want := len(c.Dists) * len(c.Lambdas) * (len(c.Policies) - 1) * 2; len(res.Ratios) != want {
+		t.Fatalf("%d ratios, want %d", len(res.Ratios), want)
+	}
+	for _, s := range res.Scenarios {
+		m := s.Metrics
+		if m.P99ResponseMS.N != c.Seeds || !(m.P99ResponseMS.Mean > 0) {
+			t.Errorf("%s λ=%g %s: P99 response %+v", s.Dist, s.Lambda, s.Policy, m.P99ResponseMS)
+		}
+		if s.Policy == PathFinder && m.MaxHoldExcessMS > 1e-6 {
+			t.Errorf("%s λ=%g: PathFinder held a stage %g ms beyond its bound", s.Dist, s.Lambda, m.MaxHoldExcessMS)
+		}
+		if s.Policy != PathFinder && m.OvertakeRate.Max != 0 {
+			t.Errorf("%s λ=%g %s: FCFS policy overtook", s.Dist, s.Lambda, s.Policy)
+		}
+		if !(m.ThroughputRPS.Mean > 0 && m.ThroughputRPS.Mean <= 1.1*s.Lambda) {
+			t.Errorf("%s λ=%g %s: throughput %.2f req/s", s.Dist, s.Lambda, s.Policy, m.ThroughputRPS.Mean)
+		}
+	}
+	if _, err := json.Marshal(res); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+}
+
+// The text rendering of a tiny experiment is stable (go test -update
+// rewrites testdata/tiny.golden).
+func TestExperimentTextGolden(t *testing.T) {
+	res, err := RunExperiment(context.Background(), tinyExperiment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "tiny.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("text output differs from %s (go test -update to accept):\n%s", golden, buf.String())
+	}
+}
+
+func TestPlanOnly(t *testing.T) {
+	c := DefaultExperiment()
+	c.Dists = []string{"zipf"}
+	c.Lambdas = []float64{20}
+	res, err := PlanOnly(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Bounds) != 1 || len(res.Scenarios) != 0 || res.Distributions[0].Pods != 375 {
+		t.Fatalf("plan: %+v", res)
+	}
+	b := res.Bounds[0]
+	if b.Rho < 0.89 || b.Rho > 0.9 || b.Switch.LongMaxHold != 21 {
+		t.Fatalf("bound info %+v", b)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil || !bytes.Contains(buf.Bytes(), []byte("long_max_holds=21")) {
+		t.Fatalf("text: %v\n%s", err, buf.String())
+	}
+}
+
+func TestExperimentValidate(t *testing.T) {
+	mod := []func(*ExperimentConfig){
+		func(c *ExperimentConfig) { c.Dists = nil },
+		func(c *ExperimentConfig) { c.Dists = []string{"nope"} },
+		func(c *ExperimentConfig) { c.Lambdas = []float64{-1} },
+		func(c *ExperimentConfig) { c.NotifyDelays = []float64{-5} },
+		func(c *ExperimentConfig) { c.Seeds = 0 },
+		func(c *ExperimentConfig) { c.Pods, c.RhoMax = 0, 1.5 },
+		func(c *ExperimentConfig) { c.Delta = 0 },
+		func(c *ExperimentConfig) { c.ChainMin = 0 },
+		func(c *ExperimentConfig) { c.Warmup = 1 },
+		func(c *ExperimentConfig) { c.Requests = 0 },
+	}
+	for i, m := range mod {
+		c := DefaultExperiment()
+		m(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("case %d: Validate accepted %+v", i, c)
+		}
+	}
+	if err := DefaultExperiment().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := NotifyExperiment().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExperimentCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunExperiment(ctx, tinyExperiment()); err == nil {
+		t.Fatal("cancelled experiment succeeded")
+	}
+}
+
+// BenchmarkSimulate reports simulated requests per second (one goroutine,
+// wall clock) for each policy on the same Azure workload at λ = 20 req/s,
+// each policy's cost relative to late binding measured in the same run, and
+// requests per CPU-second of the process (the per-core rate, robust to a
+// machine shared with other jobs).
+func BenchmarkSimulate(b *testing.B) {
+	d := dist.Azure()
+	const n = 20000
+	w := mustWorkload(b, WorkloadSpec{Dist: d, Lambda: 20, Requests: n, ChainMin: 1, ChainMax: 3, EstimateNoise: 0.5, Seed: 1})
+	pods := 457
+	bounds, err := WaitBounds(BoundInput{Classes: w.Classes, MeanExec: d.Mean(), StageRate: 0.04, Pods: pods, Delta: 0.01})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pols := Policies()
+	elapsed := make([]time.Duration, len(pols))
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		for i, p := range pols {
+			start := time.Now()
+			if _, err := Run(context.Background(), w, RunConfig{Policy: p, Pods: pods, Bounds: bounds, Warmup: 0.1, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			elapsed[i] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(n*b.N*len(pols))/cpu.Seconds(), "req/cpu-s")
+	}
+	for i, p := range pols {
+		b.ReportMetric(float64(n*b.N)/elapsed[i].Seconds(), p.String()+"-req/s")
+		if i > 0 {
+			b.ReportMetric(elapsed[i].Seconds()/elapsed[0].Seconds(), p.String()+"/late-cost")
+		}
+	}
+}
+
+// BenchmarkWorkload is the cost of generating the requests (sampling), the
+// part every policy shares.
+func BenchmarkWorkload(b *testing.B) {
+	d := dist.Azure()
+	c := NewClasses(d)
+	const n = 20000
+	for range b.N {
+		if _, err := NewWorkload(WorkloadSpec{Dist: d, Lambda: 20, Requests: n, ChainMin: 1, ChainMax: 3, EstimateNoise: 0.5, Seed: 1}, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "req/s")
+}

@@ -1,0 +1,223 @@
+// Package plots draws the serverless experiment's figures (gonum/plot), each
+// as a PNG and an SVG: P99 response time and P99 waiting time per policy
+// against λ (or against the notification delay), with 95 % CI error bars,
+// and CDFs of response time at one λ.
+package plots
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
+	"github.com/p4ctl/p4ctl/pkg/stats"
+)
+
+// FloorS is the smallest value drawn on a log axis (seconds): 1 ms. Smaller
+// values (e.g. a P99 wait of 0) are drawn at the floor.
+const FloorS = 0.001
+
+// Write renders res's figures into dir (created if missing) and returns the
+// files written.
+func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	cfg := res.Config
+	byDelay := len(cfg.Lambdas) == 1 && len(cfg.NotifyDelays) > 1
+	var files []string
+	save := func(p *plot.Plot, base string) error {
+		for _, ext := range []string{".png", ".svg"} {
+			f := filepath.Join(dir, base+ext)
+			if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
+				return fmt.Errorf("plots: save %s: %w", f, err)
+			}
+			files = append(files, f)
+		}
+		return nil
+	}
+	for _, d := range cfg.Dists {
+		for _, m := range []struct {
+			key, title, label string
+			get               func(*serverless.Metrics) stats.Summary
+		}{
+			{"p99_response", "P99 response time", "P99 response time (s)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
+			{"p99_latency", "P99 waiting time", "P99 waiting time (s, < 1 ms drawn at 1 ms)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+		} {
+			p, err := sweepPlot(res, d, byDelay, m.title, m.label, m.get)
+			if err != nil {
+				return nil, err
+			}
+			base := m.key + "_" + d
+			if byDelay {
+				base = m.key + "_vs_notify_" + d
+			}
+			if err := save(p, base); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.CDFLambda > 0 && slices.Contains(cfg.Lambdas, cfg.CDFLambda) {
+			p, err := cdfPlot(res, d, cfg.CDFLambda)
+			if err != nil {
+				return nil, err
+			}
+			if err := save(p, "cdf_response_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// logTicks labels 1, 2 and 5 × 10^k on a log axis (gonum's LogTicks labels
+// only powers of ten, often a single tick on our ranges).
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	if !(lo > 0) || !(hi > lo) {
+		return ts
+	}
+	wide := math.Log10(hi/lo) > 3
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1; m < 10; m++ {
+			v := float64(m) * base
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// widths makes overlapping curves visible: earlier policies are drawn wider.
+func width(i int) vg.Length { return vg.Points(3 - 0.6*float64(i)) }
+
+// errPoints are points with asymmetric y errors, clamped to the log floor.
+type errPoints struct {
+	plotter.XYs
+	lo, hi []float64
+}
+
+func (e errPoints) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
+
+func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, ylabel string,
+	get func(*serverless.Metrics) stats.Summary) (*plot.Plot, error) {
+	cfg := res.Config
+	p := plot.New()
+	if byDelay {
+		p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: %s vs pod-free notification delay", d, cfg.Lambdas[0], title)
+		p.X.Label.Text = "notification delay (ms; 0 drawn at 1)"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	} else {
+		p.Title.Text = fmt.Sprintf("%s execution times: %s vs λ (mean ± 95%% CI, %d seeds)", d, title, cfg.Seeds)
+		p.X.Label.Text = "arrival rate λ (req/s)"
+	}
+	p.Y.Label.Text = ylabel
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	ymax := FloorS
+	for i, pol := range cfg.Policies {
+		var pts errPoints
+		for _, sc := range res.Scenarios {
+			if sc.Dist != d || sc.Policy != pol {
+				continue
+			}
+			if !byDelay && sc.NotifyDelayMS != cfg.NotifyDelays[0] {
+				continue
+			}
+			x := sc.Lambda
+			if byDelay {
+				x = math.Max(sc.NotifyDelayMS, 1)
+			}
+			s := get(&sc.Metrics)
+			y := math.Max(s.Mean/1000, FloorS)
+			lo := math.Max((s.Mean-s.CI95)/1000, FloorS)
+			hi := math.Max((s.Mean+s.CI95)/1000, FloorS)
+			ymax = math.Max(ymax, hi)
+			pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: y})
+			pts.lo = append(pts.lo, y-lo)
+			pts.hi = append(pts.hi, hi-y)
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		line, marks, err := plotter.NewLinePoints(pts.XYs)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s %s: %w", d, pol, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		line.Width = width(i)
+		marks.Color = plotutil.Color(i)
+		marks.Shape = plotutil.Shape(i)
+		eb, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s %s: %w", d, pol, err)
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(line, marks, eb)
+		p.Legend.Add(pol.String(), line, marks)
+	}
+	p.Add(plotter.NewGrid())
+	p.Y.Max = ymax * 3 // a little room above the curves for the legend
+	return p, nil
+}
+
+func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: CDF of response time (seed %d)", d, lambda, res.Config.BaseSeed)
+	p.X.Label.Text = "response time (s, log)"
+	p.Y.Label.Text = "fraction of requests"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Y.Min, p.Y.Max = 0, 1
+	for _, sc := range res.Scenarios {
+		if sc.Dist != d || sc.Lambda != lambda || sc.NotifyDelayMS != res.Config.NotifyDelays[0] {
+			continue
+		}
+		_, rs := sc.Samples()
+		if len(rs) == 0 {
+			continue
+		}
+		s := slices.Clone(rs)
+		slices.Sort(s)
+		const n = 400
+		pts := make(plotter.XYs, 0, n+1)
+		for k := 0; k <= n; k++ {
+			q := float64(k) / n
+			pts = append(pts, plotter.XY{X: math.Max(stats.QuantileSorted(s, q)/1000, FloorS), Y: q})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: cdf %s %s: %w", d, sc.Policy, err)
+		}
+		idx := slices.Index(res.Config.Policies, sc.Policy)
+		line.Color = plotutil.Color(idx)
+		line.Dashes = plotutil.Dashes(idx)
+		line.Width = width(idx)
+		p.Add(line)
+		p.Legend.Add(sc.Policy.String(), line)
+	}
+	p.Add(plotter.NewGrid())
+	return p, nil
+}

@@ -1,0 +1,598 @@
+package serverless
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/serverless/eventq"
+	"github.com/p4ctl/p4ctl/pkg/stats"
+)
+
+// Policy is a dispatch policy.
+type Policy uint8
+
+// Dispatch policies.
+const (
+	// LateBinding keeps one central FCFS queue; a stage binds to a pod only
+	// when the pod is idle (the scheduler learns of it NotifyDelay after it
+	// frees). With NotifyDelay 0 this is the M/G/c FCFS queue.
+	LateBinding Policy = iota
+	// EarlyBinding binds each stage at arrival, round-robin over the pods;
+	// each pod serves its own FCFS queue.
+	EarlyBinding
+	// EarlyRandom binds each stage at arrival to a uniformly random pod.
+	EarlyRandom
+	// EarlyExecTime binds each stage at arrival to the pod with the smaller
+	// expected remaining work of two sampled at random (power of two
+	// choices). A pod's expected remaining work is the sum of the class
+	// estimates of its outstanding stages, as the switch's server_work_us.
+	EarlyExecTime
+	// PathFinder holds a stage unbound for at most the wait bound of its
+	// class: while held, it waits in a central queue ordered by class (short
+	// first, FCFS within a class), so short stages overtake long ones, and it
+	// binds to the first pod that becomes idle; when the bound expires it
+	// binds like EarlyExecTime. A class with bound 0 binds like EarlyExecTime
+	// at once.
+	PathFinder
+)
+
+// Policies returns the policies of the study, in reporting order.
+func Policies() []Policy { return []Policy{LateBinding, EarlyBinding, EarlyExecTime, PathFinder} }
+
+// String returns the policy's CLI name.
+func (p Policy) String() string {
+	switch p {
+	case LateBinding:
+		return "late"
+	case EarlyBinding:
+		return "early"
+	case EarlyRandom:
+		return "early-random"
+	case EarlyExecTime:
+		return "early-exec"
+	case PathFinder:
+		return "pathfinder"
+	}
+	return fmt.Sprintf("policy(%d)", uint8(p))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// ParsePolicy parses a CLI policy name.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range []Policy{LateBinding, EarlyBinding, EarlyRandom, EarlyExecTime, PathFinder} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown policy %q (want late, early, early-random, early-exec or pathfinder)", s)
+}
+
+func (p Policy) central() bool { return p == LateBinding || p == PathFinder }
+
+// RunConfig is everything a run needs besides its workload.
+type RunConfig struct {
+	Policy Policy
+	Pods   int
+	// Bounds[k] is the wait bound (ms) of class k (PathFinder only).
+	Bounds []float64
+	// NotifyDelay (ms) is how long after a pod frees the central scheduler
+	// learns it is idle (late binding and PathFinder's central queue).
+	NotifyDelay float64
+	// Timeout (ms): a request whose response time exceeds it counts as a
+	// timeout (it still completes; 0 disables).
+	Timeout float64
+	// Warmup is the fraction of the requests, in arrival order, left out of
+	// the metrics.
+	Warmup float64
+	// Seed drives the policy's random choices (sampling pods).
+	Seed uint64
+	// KeepSamples keeps the per-request latencies and response times.
+	KeepSamples bool
+}
+
+// RunResult is what one run measured over its requests after warm-up. Times
+// are in ms. Latency is the time a request spent waiting (unbound or in a
+// pod's queue) summed over its stages: response time minus execution time.
+// Response time is completion minus arrival.
+type RunResult struct {
+	Requests     int     `json:"requests"`
+	P99Latency   float64 `json:"p99_latency_ms"`
+	P50Latency   float64 `json:"p50_latency_ms"`
+	MeanLatency  float64 `json:"mean_latency_ms"`
+	P99Response  float64 `json:"p99_response_ms"`
+	P50Response  float64 `json:"p50_response_ms"`
+	MeanResponse float64 `json:"mean_response_ms"`
+	// OvertakeRate is the fraction of stages that, when dispatched from the
+	// central queue, bypassed an older held stage (a shorter class
+	// overtaking a longer one: PathFinder's bounded preemption). FCFS queues
+	// never overtake, so it is 0 for every other policy.
+	OvertakeRate float64 `json:"overtake_rate"`
+	// ForcedRate is the fraction of stages bound because their wait bound
+	// expired (PathFinder).
+	ForcedRate float64 `json:"forced_rate"`
+	// MaxHoldExcess is the largest (time held unbound − class bound) of any
+	// held stage; <= 0 when no stage waited beyond its bound.
+	MaxHoldExcess float64 `json:"max_hold_excess_ms"`
+	// MeanQueue is the time-averaged number of stages waiting (central and
+	// pod queues, not in service) over the measurement window; MaxQueue its
+	// largest value.
+	MeanQueue   float64 `json:"mean_queue"`
+	MaxQueue    int     `json:"max_queue"`
+	TimeoutRate float64 `json:"timeout_rate"`
+	// Throughput is requests completed per second within the window.
+	Throughput float64 `json:"throughput_rps"`
+	// Utilization is the mean busy fraction of the pods in the window and
+	// BusyCoV the coefficient of variation of per-pod busy time (load
+	// balance: 0 is perfectly even).
+	Utilization float64   `json:"utilization"`
+	BusyCoV     float64   `json:"busy_cov"`
+	Events      int       `json:"events"`
+	Latencies   []float64 `json:"-"`
+	Responses   []float64 `json:"-"`
+}
+
+// Event kinds.
+const (
+	evArrival uint8 = iota
+	evDone
+	evDeadline
+	evNotice
+)
+
+// Stage states.
+const (
+	stNew uint8 = iota
+	stPending
+	stBound
+)
+
+type fifo struct {
+	buf  []int32
+	head int
+}
+
+func (f *fifo) len() int { return len(f.buf) - f.head }
+
+func (f *fifo) push(v int32) { f.buf = append(f.buf, v) }
+
+func (f *fifo) peek() int32 { return f.buf[f.head] }
+
+func (f *fifo) pop() int32 {
+	v := f.buf[f.head]
+	f.head++
+	if f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	} else if f.head >= 1024 && f.head*2 >= len(f.buf) {
+		n := copy(f.buf, f.buf[f.head:])
+		f.buf, f.head = f.buf[:n], 0
+	}
+	return v
+}
+
+type pod struct {
+	local     fifo
+	cur       int32
+	busy      bool
+	idleKnown bool
+	epoch     uint32
+	out       int32
+	work      float64
+	since     float64
+	busyTime  float64
+}
+
+type idleEntry struct {
+	pod   int32
+	epoch uint32
+}
+
+type sim struct {
+	w   *Workload
+	cfg RunConfig
+	q   eventq.Queue
+	rng *rand.Rand
+	now float64
+
+	pods    []pod
+	rr      int
+	central fifo   // late binding
+	pending []fifo // PathFinder, per class
+	nPend   int
+	idle    []idleEntry
+	idleH   int
+
+	state  []uint8
+	ready  []float64
+	waited []float64 // per request
+
+	// measurement
+	warm, tw, te   float64
+	firstMeasured  int
+	nWaiting       int
+	lastT, area    float64
+	maxQueue       int
+	completedInWin int
+	overtakes      int
+	forced         int
+	holdExcess     float64
+	lat, resp      []float64
+	timeouts       int
+	events         int
+}
+
+// Run simulates w under cfg.
+func Run(ctx context.Context, w *Workload, cfg RunConfig) (RunResult, error) {
+	if err := validateRun(w, cfg); err != nil {
+		return RunResult{}, err
+	}
+	n := len(w.Arrival)
+	s := &sim{
+		w: w, cfg: cfg,
+		rng:        rand.New(rand.NewPCG(cfg.Seed, streamPolicy)),
+		pods:       make([]pod, cfg.Pods),
+		state:      make([]uint8, w.Stages()),
+		ready:      make([]float64, w.Stages()),
+		waited:     make([]float64, n),
+		holdExcess: math.Inf(-1),
+	}
+	s.firstMeasured = min(n-1, int(cfg.Warmup*float64(n)))
+	s.tw, s.te = w.Arrival[s.firstMeasured], w.Arrival[n-1]
+	m := n - s.firstMeasured
+	s.lat, s.resp = make([]float64, 0, m), make([]float64, 0, m)
+	if cfg.Policy == PathFinder {
+		s.pending = make([]fifo, w.Classes.Len())
+	}
+	if cfg.Policy.central() {
+		s.idle = make([]idleEntry, 0, cfg.Pods)
+		for i := range s.pods {
+			s.pods[i].idleKnown = true
+			s.idle = append(s.idle, idleEntry{int32(i), 0})
+		}
+	}
+	s.q.Push(w.Arrival[0], evArrival, 0)
+	for {
+		ev, ok := s.q.Pop()
+		if !ok {
+			break
+		}
+		s.events++
+		if s.events&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return RunResult{}, fmt.Errorf("simulate %s: %w", cfg.Policy, err)
+			}
+		}
+		s.now = ev.T
+		switch ev.Kind {
+		case evArrival:
+			r := ev.ID
+			if int(r)+1 < n {
+				s.q.Push(w.Arrival[r+1], evArrival, r+1)
+			}
+			s.stageReady(w.First[r])
+		case evDone:
+			s.done(ev.ID)
+		case evDeadline:
+			s.deadline(ev.ID)
+		case evNotice:
+			s.notice(ev.ID)
+		}
+	}
+	return s.result()
+}
+
+func validateRun(w *Workload, cfg RunConfig) error {
+	switch {
+	case w == nil || len(w.Arrival) == 0:
+		return fmt.Errorf("simulate: empty workload")
+	case cfg.Pods < 1:
+		return fmt.Errorf("simulate: %d pods, need >= 1", cfg.Pods)
+	case cfg.Policy > PathFinder:
+		return fmt.Errorf("simulate: unknown policy %d", cfg.Policy)
+	case cfg.Policy == PathFinder && len(cfg.Bounds) != w.Classes.Len():
+		return fmt.Errorf("simulate: pathfinder needs %d class bounds, have %d", w.Classes.Len(), len(cfg.Bounds))
+	case cfg.NotifyDelay < 0 || cfg.Timeout < 0 || math.IsNaN(cfg.NotifyDelay+cfg.Timeout):
+		return fmt.Errorf("simulate: notify delay and timeout must be >= 0")
+	case !(cfg.Warmup >= 0 && cfg.Warmup < 1):
+		return fmt.Errorf("simulate: warm-up fraction %g must be in [0, 1)", cfg.Warmup)
+	}
+	for k, b := range cfg.Bounds {
+		if !(b >= 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("simulate: bound of class %d is %g ms, need finite >= 0", k, b)
+		}
+	}
+	return nil
+}
+
+// waiting changes the number of waiting stages, integrating it over the
+// measurement window.
+func (s *sim) waiting(delta int) {
+	a, b := math.Max(s.lastT, s.tw), math.Min(s.now, s.te)
+	if b > a {
+		s.area += float64(s.nWaiting) * (b - a)
+	}
+	s.lastT = s.now
+	s.nWaiting += delta
+	if s.now >= s.tw && s.now <= s.te && s.nWaiting > s.maxQueue {
+		s.maxQueue = s.nWaiting
+	}
+}
+
+func (s *sim) stageReady(st int32) {
+	s.ready[st] = s.now
+	switch s.cfg.Policy {
+	case LateBinding:
+		if p, ok := s.popIdle(); ok {
+			s.bind(p, st)
+			return
+		}
+		s.central.push(st)
+		s.state[st] = stPending
+		s.waiting(+1)
+	case EarlyBinding:
+		p := s.rr
+		s.rr++
+		if s.rr == len(s.pods) {
+			s.rr = 0
+		}
+		s.bind(p, st)
+	case EarlyRandom:
+		s.bind(s.rng.IntN(len(s.pods)), st)
+	case EarlyExecTime:
+		s.bind(s.p2c(), st)
+	case PathFinder:
+		c := s.w.Class[st]
+		bound := s.cfg.Bounds[c]
+		if bound <= 0 {
+			s.bind(s.p2c(), st)
+			return
+		}
+		if p, ok := s.popIdle(); ok {
+			s.bind(p, st)
+			return
+		}
+		s.pending[c].push(st)
+		s.nPend++
+		s.state[st] = stPending
+		s.waiting(+1)
+		s.q.Push(s.now+bound, evDeadline, st)
+	}
+}
+
+// p2c samples two distinct pods and returns the one with less expected
+// remaining work (then fewer outstanding stages, then the first sampled).
+func (s *sim) p2c() int {
+	n := len(s.pods)
+	if n == 1 {
+		return 0
+	}
+	i := s.rng.IntN(n)
+	j := s.rng.IntN(n - 1)
+	if j >= i {
+		j++
+	}
+	a, b := &s.pods[i], &s.pods[j]
+	if b.work < a.work || (b.work == a.work && b.out < a.out) {
+		return j
+	}
+	return i
+}
+
+func (s *sim) popIdle() (int, bool) {
+	for s.idleH < len(s.idle) {
+		e := s.idle[s.idleH]
+		s.idleH++
+		if s.idleH == len(s.idle) {
+			s.idle, s.idleH = s.idle[:0], 0
+		}
+		p := &s.pods[e.pod]
+		if p.idleKnown && p.epoch == e.epoch && !p.busy {
+			return int(e.pod), true
+		}
+	}
+	return 0, false
+}
+
+// bind assigns stage st to pod p: it starts at once if p is free, else it
+// joins p's FCFS queue.
+func (s *sim) bind(p int, st int32) {
+	pd := &s.pods[p]
+	pd.out++
+	pd.work += s.w.Classes.Estimate[s.w.Class[st]]
+	s.state[st] = stBound
+	if !pd.busy {
+		s.start(p, st)
+		return
+	}
+	pd.local.push(st)
+	s.waiting(+1)
+}
+
+func (s *sim) start(p int, st int32) {
+	pd := &s.pods[p]
+	pd.busy, pd.idleKnown, pd.cur, pd.since = true, false, st, s.now
+	pd.epoch++
+	r := s.w.Req[st]
+	s.waited[r] += s.now - s.ready[st]
+	s.q.Push(s.now+s.w.Exec[st], evDone, int32(p))
+}
+
+func (s *sim) done(p32 int32) {
+	p := int(p32)
+	pd := &s.pods[p]
+	st := pd.cur
+	pd.busy = false
+	pd.out--
+	pd.work -= s.w.Classes.Estimate[s.w.Class[st]]
+	if pd.out == 0 || pd.work < 0 { // no float residue on an empty pod
+		pd.work = 0
+	}
+	if a, b := math.Max(pd.since, s.tw), math.Min(s.now, s.te); b > a {
+		pd.busyTime += b - a
+	}
+	// The pod takes its next work first, then the chain's next stage
+	// becomes ready (so a freed pod serves older waiting stages first).
+	if pd.local.len() > 0 {
+		s.waiting(-1)
+		s.start(p, pd.local.pop())
+	} else if s.cfg.Policy.central() {
+		if s.cfg.NotifyDelay > 0 {
+			s.q.Push(s.now+s.cfg.NotifyDelay, evNotice, p32)
+		} else {
+			s.notice(p32)
+		}
+	}
+	r := s.w.Req[st]
+	if next := st + 1; next < s.w.First[r+1] {
+		s.stageReady(next)
+		return
+	}
+	if int(r) >= s.firstMeasured {
+		resp := s.now - s.w.Arrival[r]
+		s.resp = append(s.resp, resp)
+		s.lat = append(s.lat, s.waited[r])
+		if s.cfg.Timeout > 0 && resp > s.cfg.Timeout {
+			s.timeouts++
+		}
+	}
+	if s.now >= s.tw && s.now <= s.te {
+		s.completedInWin++
+	}
+}
+
+// notice: the central scheduler learns that pod p is idle and gives it the
+// best held stage, or records it as idle.
+func (s *sim) notice(p32 int32) {
+	pd := &s.pods[p32]
+	if pd.busy || pd.idleKnown || pd.local.len() > 0 {
+		return
+	}
+	if st, ok := s.takeCentral(); ok {
+		s.bind(int(p32), st)
+		return
+	}
+	pd.idleKnown = true
+	s.idle = append(s.idle, idleEntry{p32, pd.epoch})
+}
+
+// takeCentral removes the stage the central queue dispatches next: the
+// oldest (late binding) or the oldest of the shortest class (PathFinder).
+func (s *sim) takeCentral() (int32, bool) {
+	if s.cfg.Policy == LateBinding {
+		if s.central.len() == 0 {
+			return 0, false
+		}
+		s.waiting(-1)
+		return s.central.pop(), true
+	}
+	if s.nPend == 0 {
+		return 0, false
+	}
+	best := -1
+	oldest := math.Inf(1)
+	for k := range s.pending {
+		f := &s.pending[k]
+		for f.len() > 0 && s.state[f.peek()] != stPending {
+			f.pop()
+		}
+		if f.len() == 0 {
+			continue
+		}
+		if best < 0 {
+			best = k
+		}
+		oldest = math.Min(oldest, s.ready[f.peek()])
+	}
+	st := s.pending[best].pop()
+	if s.ready[st] > oldest {
+		s.overtakes++
+	}
+	s.unpend(st)
+	return st, true
+}
+
+func (s *sim) unpend(st int32) {
+	s.nPend--
+	s.waiting(-1)
+	held := s.now - s.ready[st]
+	s.holdExcess = math.Max(s.holdExcess, held-s.cfg.Bounds[s.w.Class[st]])
+}
+
+// deadline: stage st's wait bound expired; if still held, bind it like
+// EarlyExecTime.
+func (s *sim) deadline(st int32) {
+	if s.state[st] != stPending {
+		return
+	}
+	s.state[st] = stNew // leaves the central queue (skipped lazily)
+	s.unpend(st)
+	s.forced++
+	s.bind(s.p2c(), st)
+}
+
+func (s *sim) result() (RunResult, error) {
+	if len(s.resp) == 0 {
+		return RunResult{}, fmt.Errorf("simulate: no request completed")
+	}
+	win := s.te - s.tw
+	res := RunResult{Requests: len(s.resp), MaxQueue: s.maxQueue, Events: s.events}
+	lat := slices.Clone(s.lat)
+	rsp := slices.Clone(s.resp)
+	slices.Sort(lat)
+	slices.Sort(rsp)
+	res.P99Latency, res.P50Latency = stats.QuantileSorted(lat, 0.99), stats.QuantileSorted(lat, 0.5)
+	res.P99Response, res.P50Response = stats.QuantileSorted(rsp, 0.99), stats.QuantileSorted(rsp, 0.5)
+	res.MeanLatency, res.MeanResponse = mean(lat), mean(rsp)
+	stages := s.w.Stages()
+	res.OvertakeRate = float64(s.overtakes) / float64(stages)
+	res.ForcedRate = float64(s.forced) / float64(stages)
+	if !math.IsInf(s.holdExcess, -1) {
+		res.MaxHoldExcess = s.holdExcess
+	}
+	res.TimeoutRate = float64(s.timeouts) / float64(len(s.resp))
+	if win > 0 {
+		res.MeanQueue = s.area / win
+		res.Throughput = float64(s.completedInWin) / win * 1000
+		busy := make([]float64, len(s.pods))
+		for i := range s.pods {
+			busy[i] = s.pods[i].busyTime / win
+		}
+		sum := stats.Summarize(busy)
+		res.Utilization = sum.Mean
+		if sum.Mean > 0 {
+			res.BusyCoV = sum.Std / sum.Mean
+		}
+	}
+	if s.cfg.KeepSamples {
+		res.Latencies, res.Responses = s.lat, s.resp
+	}
+	return res, nil
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// PolicyList parses a comma-separated list of policies.
+func PolicyList(s string) ([]Policy, error) {
+	var out []Policy
+	for f := range strings.SplitSeq(s, ",") {
+		p, err := ParsePolicy(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
