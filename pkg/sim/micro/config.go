@@ -153,6 +153,15 @@ func LittleBound(coresPerHost int, delay, serviceMean float64) int {
 	return max(1, min(n, 65535))
 }
 
+// StabilityBound is the smallest per-host JBSQ bound that can carry load ρ:
+// each credit cycles in at least S + 2D, so n credits complete at most
+// n/(S + 2D) requests per µs, and a host must complete mρ/S — n ≥
+// ⌈mρ(1 + 2D/S)⌉.
+func StabilityBound(coresPerHost int, load, delay, serviceMean float64) int {
+	n := int(math.Ceil(float64(coresPerHost) * load * (1 + 2*delay/serviceMean)))
+	return max(1, min(n, 65535))
+}
+
 // ResolvedBound is the JBSQ bound the run uses (0 = unbounded).
 func (c Config) ResolvedBound() int {
 	if c.Policy.Binding != JBSQ {
