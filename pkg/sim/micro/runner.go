@@ -136,6 +136,13 @@ func runMany(ctx context.Context, cfgs []Config, parallel int, tr *tracker) ([]R
 	return out, nil
 }
 
+// stamp records in a result's scenario the requests, warm-up and first
+// seed the runs actually used.
+func stamp(c Config, o Options) Config {
+	c.Requests, c.Warmup, c.Seed = o.Requests, o.Requests/10, o.Seed
+	return c
+}
+
 // seeded returns one copy of cfg per seed.
 func seeded(cfg Config, o Options) []Config {
 	out := make([]Config, o.Seeds)

@@ -44,6 +44,10 @@ type TuneResult struct {
 	// cycles in at least S + 2D, so a host with n credits completes at most
 	// n/(S + 2D) requests per µs; below ⌈mρ(1 + 2D/S)⌉ it is overloaded.
 	Stable int `json:"stability_limit"`
+	// Headroom is how much more load the chosen bound can carry before it
+	// becomes the bottleneck: n / (mρ(1 + 2D/S)) − 1. A bound that barely
+	// meets the target at the stability limit has little headroom.
+	Headroom float64 `json:"headroom"`
 	// Curve holds every evaluated bound, ascending.
 	Curve []TunePoint `json:"curve"`
 }
@@ -77,7 +81,7 @@ func tuneJBSQ(ctx context.Context, tc TuneConfig, tr *tracker) (*TuneResult, err
 	}
 	little := LittleBound(sc.CoresPerHost, sc.Delay, sc.Service.Mean)
 	stable := StabilityBound(sc.CoresPerHost, sc.Load, sc.Delay, sc.Service.Mean)
-	res := &TuneResult{Scenario: sc, Target: tc.Target, Options: o, Little: little, Stable: stable}
+	res := &TuneResult{Scenario: stamp(sc, o), Target: tc.Target, Options: o, Little: little, Stable: stable}
 	seen := map[int]*TunePoint{}
 	eval := func(ns []int) error {
 		var todo []int
@@ -150,6 +154,8 @@ func tuneJBSQ(ctx context.Context, tc TuneConfig, tr *tracker) (*TuneResult, err
 		}
 		res.Bound = res.Curve[best].Bound
 	}
+	need := float64(sc.CoresPerHost) * sc.Load * (1 + 2*sc.Delay/sc.Service.Mean)
+	res.Headroom = float64(res.Bound)/need - 1
 	return res, nil
 }
 
@@ -159,8 +165,13 @@ func (r *TuneResult) WriteText(w io.Writer) error {
 	if !r.Met {
 		verdict = fmt.Sprintf("no n meets %.2g %% violations; the best is n = %d", 100*r.Target, r.Bound)
 	}
-	fmt.Fprintf(w, "tune jbsq — %s\n%s\n%s\nLittle's-law bound ⌈m(1 + 2D/S)⌉ = %d; stability limit ⌈mρ(1 + 2D/S)⌉ = %d\n\n",
-		verdict, scenarioLine(r.Scenario), seedsLine(r.Options), r.Little, r.Stable)
+	fmt.Fprintf(w, "tune jbsq — %s\n%s\n%s\nLittle's-law bound ⌈m(1 + 2D/S)⌉ = %d; stability limit ⌈mρ(1 + 2D/S)⌉ = %d; n = %d carries %.1f %% more load before it saturates\n",
+		verdict, scenarioLine(r.Scenario), seedsLine(r.Options), r.Little, r.Stable, r.Bound, 100*r.Headroom)
+	if r.Headroom < 0.1 {
+		fmt.Fprintf(w, "note: little headroom — a load increase of %.0f %% makes n = %d unstable; the Little bound %d leaves %.0f %%\n",
+			100*r.Headroom, r.Bound, r.Little, 100*(float64(r.Little)/float64(r.Bound)*(1+r.Headroom)-1))
+	}
+	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Curve))
 	for _, p := range r.Curve {
 		mark := ""
