@@ -40,14 +40,16 @@ func TestE1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := E1(ctx, Scenario(), nil, tiny())
+	one := tiny()
+	one.Parallel = 1
+	b, err := E1(ctx, Scenario(), nil, one)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if !bytes.Equal(ja, jb) {
-		t.Fatal("E1 is not deterministic for a seed")
+		t.Fatal("E1 differs between runs or with the number of workers")
 	}
 	if len(a.Cells) != len(E1Policies()) || a.Options.Seeds != 3 {
 		t.Fatalf("%d cells, %d seeds", len(a.Cells), a.Options.Seeds)
