@@ -271,3 +271,20 @@ func TestValidateRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzParsePolicy: any accepted name round-trips through its canonical form.
+func FuzzParsePolicy(f *testing.F) {
+	for _, s := range []string{"random", "jsw+fwd", "p2c+ideal", "jbsq:16/p2c", "jbsq:inf", "jiq", "jsq", "jbsq:auto/random", "hash"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePolicy(s)
+		if err != nil {
+			return
+		}
+		q, err := ParsePolicy(p.String())
+		if err != nil || q != p {
+			t.Fatalf("%q → %+v → %q → %+v (%v)", s, p, p.String(), q, err)
+		}
+	})
+}
