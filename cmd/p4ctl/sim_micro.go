@@ -1,7 +1,356 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
-func newSimMicroCmd(_ *streams) *cobra.Command {
-	return notYet("micro", "Simulate µs-scale late binding", "6")
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/sim/dist"
+	"github.com/p4ctl/p4ctl/pkg/sim/micro"
+)
+
+// microExperiments are the experiments of `sim micro`, in help order.
+var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "run"}
+
+// scenarioFlags bind the microsecond model's scenario to flags.
+type scenarioFlags struct {
+	hosts, coresPerHost int
+	load                float64
+	arrivalCV           float64
+	arrivalKind         string
+	service             string
+	serviceMean         time.Duration
+	sigma               float64
+	bimodalP            float64
+	bimodalRatio        float64
+	delay, slo          time.Duration
+	burstFactor         float64
+	burstOnFraction     float64
+	burstMeanOn         time.Duration
+	stallInterval       time.Duration
+	stallDuration       time.Duration
+	notifyLoss          float64
+	creditTTL           time.Duration
+	ttlMode             string
+	refresh             time.Duration
+	forwardThreshold    int
+	gatewayCores        int
+	gatewayCost         time.Duration
+	connections         int
+	zipfAlpha           float64
+	migrateInterval     time.Duration
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func dur(x float64) time.Duration { return time.Duration(x * float64(time.Microsecond)) }
+
+// bind registers the flags; withHosts adds --hosts (tune uses --cores).
+func (f *scenarioFlags) bind(fs *pflag.FlagSet, withHosts bool) {
+	d := micro.Scenario()
+	if withHosts {
+		fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of hosts N")
+	}
+	fs.IntVar(&f.coresPerHost, "cores-per-host", d.CoresPerHost, "cores per host m (one FCFS queue shared by the host's cores)")
+	fs.Float64Var(&f.load, "load", d.Load, "offered load ρ = λ·E[S]/(N·m)")
+	fs.Float64Var(&f.arrivalCV, "arrival-cv", d.ArrivalCV, "coefficient of variation of inter-arrival times (1 = Poisson)")
+	fs.StringVar(&f.arrivalKind, "arrival-kind", string(d.ArrivalKind), "how CV ≠ 1 is generated: h2 (balanced-means hyper-exponential; gamma below 1) or gamma")
+	fs.StringVar(&f.service, "service", string(d.Service.Kind), "service-time distribution: fixed, exp, bimodal, lognormal")
+	fs.DurationVar(&f.serviceMean, "service-mean", dur(d.Service.Mean), "mean service time")
+	fs.Float64Var(&f.sigma, "sigma", d.Service.Sigma, "lognormal σ")
+	fs.Float64Var(&f.bimodalP, "bimodal-p", 0.1, "bimodal: probability of a long request")
+	fs.Float64Var(&f.bimodalRatio, "bimodal-ratio", 10, "bimodal: long/short service time")
+	fs.DurationVar(&f.delay, "delay", dur(d.Delay), "one-way network delay D (host → host costs 2D)")
+	fs.DurationVar(&f.slo, "slo", dur(d.SLO), "SLO on end-to-end latency (ingress arrival → reply back at the ingress)")
+	fs.Float64Var(&f.burstFactor, "burst-factor", 0, "micro-bursts: rate during on periods as a multiple of the mean (≤ 1 = off)")
+	fs.Float64Var(&f.burstOnFraction, "burst-on-fraction", 0.2, "micro-bursts: fraction of time on")
+	fs.DurationVar(&f.burstMeanOn, "burst-mean-on", 50*time.Microsecond, "micro-bursts: mean on-period")
+	fs.DurationVar(&f.stallInterval, "stall-interval", 0, "host stalls: mean time between a host's pauses (0 = none)")
+	fs.DurationVar(&f.stallDuration, "stall-duration", 100*time.Microsecond, "host stalls: pause length")
+	fs.Float64Var(&f.notifyLoss, "notify-loss", 0, "probability a completion notification is lost")
+	fs.DurationVar(&f.creditTTL, "credit-ttl", 0, "JBSQ credit TTL (0 = none)")
+	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
+	fs.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
+	fs.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
+	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
+	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
+	fs.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash and migrate")
+	fs.Float64Var(&f.zipfAlpha, "zipf-alpha", 0.5, "Zipf exponent of connection popularity")
+	fs.DurationVar(&f.migrateInterval, "migrate-interval", 100*time.Microsecond, "connection migration period")
+}
+
+// config builds the scenario; hosts overrides --hosts when > 0.
+func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
+	c := micro.Scenario()
+	if hosts > 0 {
+		f.hosts = hosts
+	}
+	kind, err := dist.ParseServiceKind(f.service)
+	if err != nil {
+		return c, usageErrorf("--service: %v", err)
+	}
+	c.Hosts, c.CoresPerHost, c.Load = f.hosts, f.coresPerHost, f.load
+	c.ArrivalCV, c.ArrivalKind = f.arrivalCV, dist.ArrivalKind(f.arrivalKind)
+	c.Service = dist.ServiceSpec{Kind: kind, Mean: us(f.serviceMean), Sigma: f.sigma, BimodalP: f.bimodalP, BimodalRatio: f.bimodalRatio}
+	c.Delay, c.SLO = us(f.delay), us(f.slo)
+	c.Burst = micro.Burst{Factor: f.burstFactor, OnFraction: f.burstOnFraction, MeanOn: us(f.burstMeanOn)}
+	if f.stallInterval > 0 {
+		c.Stall = micro.Stall{Interval: us(f.stallInterval), Duration: us(f.stallDuration)}
+	}
+	c.NotifyLoss = f.notifyLoss
+	c.CreditTTL, c.TTLMode = us(f.creditTTL), micro.TTLMode(f.ttlMode)
+	c.Refresh = us(f.refresh)
+	c.ForwardThreshold = f.forwardThreshold
+	c.Gateway = micro.Gateway{Cores: f.gatewayCores, PerMessage: us(f.gatewayCost)}
+	c.Connections, c.ZipfAlpha = f.connections, f.zipfAlpha
+	c.MigrateInterval = us(f.migrateInterval)
+	if err := c.Validate(); err != nil {
+		return c, usageErrorf("%v", err)
+	}
+	return c, nil
+}
+
+// runFlags are the flags every experiment shares.
+type runFlags struct {
+	seeds    int
+	seed     uint64
+	requests int
+	quick    bool
+	parallel int
+	outDir   string
+	noPlots  bool
+	format   output.Format
+}
+
+func (r *runFlags) bind(fs *pflag.FlagSet, outDir string) {
+	fs.IntVar(&r.seeds, "seeds", 0, "seeds per cell (0 = the experiment's default)")
+	fs.Uint64Var(&r.seed, "seed", 1, "first seed; the same seed gives identical output")
+	fs.IntVar(&r.requests, "requests", 0, "measured requests per run (0 = the experiment's default)")
+	fs.BoolVar(&r.quick, "quick", false, "a few-second variant (fewer seeds, requests and grid points)")
+	fs.IntVar(&r.parallel, "parallel", 0, "concurrent runs (0 = GOMAXPROCS); never changes results")
+	fs.StringVar(&r.outDir, "out-dir", outDir, "directory for PNG and SVG plots")
+	fs.BoolVar(&r.noPlots, "no-plots", false, "do not write plots")
+	output.AddFlag(fs, &r.format)
+}
+
+func (r *runFlags) validate() error {
+	if r.seeds < 0 || r.seeds > 1000 {
+		return usageErrorf("--seeds %d must be in [0, 1000]", r.seeds)
+	}
+	if r.requests < 0 {
+		return usageErrorf("--requests %d must be ≥ 0", r.requests)
+	}
+	if r.seed == 0 {
+		return usageErrorf("--seed must be ≥ 1")
+	}
+	return nil
+}
+
+func (r *runFlags) options(progress func(int, int)) micro.Options {
+	return micro.Options{Seeds: r.seeds, Seed: r.seed, Requests: r.requests, Quick: r.quick, Parallel: r.parallel, Progress: progress}
+}
+
+// newProgress returns a progress callback drawing a bar on w when w is a
+// terminal (nil otherwise) and a function that clears the bar.
+func newProgress(w io.Writer, desc string) (func(done, total int), func()) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	bar := progressbar.NewOptions(1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	finished := false
+	return func(done, total int) {
+			if total > bar.GetMax() {
+				bar.ChangeMax(total)
+			}
+			_ = bar.Set(done)
+		}, func() {
+			if !finished {
+				finished = true
+				_ = bar.Finish()
+				_ = bar.Clear()
+			}
+		}
+}
+
+// writeResult prints res and, unless disabled, its plots.
+func writeResult(s *streams, r *runFlags, res micro.Plotter) error {
+	if err := output.Print(s.Out, r.format, res); err != nil {
+		return err
+	}
+	if r.noPlots {
+		return nil
+	}
+	files, err := res.Plots(r.outDir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "plots: %s\n", strings.Join(files, ", "))
+	return nil
+}
+
+// simMicroOptions is `p4ctl sim micro`.
+type simMicroOptions struct {
+	scen       scenarioFlags
+	run        runFlags
+	policies   []string
+	target     float64
+	costs      []time.Duration
+	dispCores  []int
+	loads      []float64
+	experiment string
+	scenario   micro.Config
+	parsed     []micro.Policy
+}
+
+func newSimMicroCmd(s *streams) *cobra.Command {
+	o := &simMicroOptions{}
+	cmd := &cobra.Command{
+		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|run}",
+		Short: "Simulate µs-scale late binding (JBSQ/JIQ vs ingress balancing and movement)",
+		Long: `Discrete-event simulation of N hosts × m cores (one FCFS queue per host)
+behind an ingress/dispatcher, with renewal arrivals of a chosen CV, optional
+micro-bursts and host stalls, one-way network delay D on every message a
+policy needs, and an SLO on end-to-end latency.
+
+Experiments (each reproduces part of the late-binding study; the study's
+figures are printed beside ours, labelled):
+  e1       violations per policy on 16×8 cores at ρ=0.85 (box plot)
+  e2       ideal-movement reduction Δ for m = 1…16 cores per host (95 % CIs)
+  e3       violations against D/S = 0.1…4; JBSQ with fixed, Little and tuned n
+  t40b     Zipf(0.5) connection skew: static hash, migration, request credits
+  gateway  a software dispatcher (1 core, 200–500 ns/message) against load
+  ttl      credit TTL ablation under lost notifications and host stalls
+  run      one scenario, the policies given by --policy
+
+Policies: random, p2c, jsw, hash, migrate [+fwd|+ideal]; jbsq[:n][/least|
+/random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq.
+The same --seed gives byte-identical output.`,
+		Example: `  p4ctl sim micro e1
+  p4ctl sim micro e3 --quick -o json
+  p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context(), s)
+		},
+	}
+	fs := cmd.Flags()
+	o.scen.bind(fs, true)
+	o.run.bind(fs, "out/sim-micro")
+	fs.StringArrayVar(&o.policies, "policy", nil, "policy to run (repeatable; e1 and run)")
+	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound")
+	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
+	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
+	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (default 0.025…0.85)")
+	return cmd
+}
+
+// Complete fills derived fields.
+func (o *simMicroOptions) Complete(args []string) error {
+	o.experiment = strings.ToLower(args[0])
+	for _, p := range o.policies {
+		q, err := micro.ParsePolicy(p)
+		if err != nil {
+			return usageErrorf("--policy: %v", err)
+		}
+		o.parsed = append(o.parsed, q)
+	}
+	return nil
+}
+
+// Validate checks flags.
+func (o *simMicroOptions) Validate() error {
+	known := false
+	for _, e := range microExperiments {
+		known = known || e == o.experiment
+	}
+	if !known {
+		return usageErrorf("unknown experiment %q (want one of %s)", o.experiment, strings.Join(microExperiments, ", "))
+	}
+	if err := o.run.validate(); err != nil {
+		return err
+	}
+	if !(o.target > 0 && o.target < 1) {
+		return usageErrorf("--target %v must be in (0, 1)", o.target)
+	}
+	sc, err := o.scen.config(0)
+	if err != nil {
+		return err
+	}
+	o.scenario = sc
+	for _, p := range o.parsed {
+		c := sc
+		c.Policy = p
+		if err := c.Validate(); err != nil {
+			return usageErrorf("--policy %s: %v", p, err)
+		}
+	}
+	for _, l := range o.loads {
+		if !(l > 0 && l < 4) {
+			return usageErrorf("--loads: %v must be in (0, 4)", l)
+		}
+	}
+	return nil
+}
+
+// Run runs the experiment.
+func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
+	progress, done := newProgress(s.Err, "sim micro "+o.experiment)
+	defer done()
+	opt := o.run.options(progress)
+	var (
+		res micro.Plotter
+		err error
+	)
+	switch o.experiment {
+	case "e1":
+		res, err = micro.E1(ctx, o.scenario, o.parsed, opt)
+	case "e2":
+		res, err = micro.E2(ctx, o.scenario, opt)
+	case "e3":
+		res, err = micro.E3(ctx, o.scenario, o.target, opt)
+	case "t40b":
+		res, err = micro.T40b(ctx, o.scenario, opt)
+	case "gateway":
+		ns := make([]float64, len(o.costs))
+		for i, c := range o.costs {
+			ns[i] = float64(c) / float64(time.Nanosecond)
+		}
+		res, err = micro.GatewaySweep(ctx, o.scenario, ns, o.dispCores, o.loads, opt)
+	case "ttl":
+		res, err = micro.TTLAblation(ctx, o.scenario, opt)
+	case "run":
+		ps := o.parsed
+		if len(ps) == 0 {
+			ps = []micro.Policy{micro.MustPolicy("jbsq")}
+		}
+		res, err = micro.RunSet(ctx, o.scenario, ps, opt)
+	}
+	done()
+	if err != nil {
+		return err
+	}
+	return writeResult(s, &o.run, res)
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSimMicroRunJSONAndPlots(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"sim", "micro", "run", "--quick", "--requests", "3000", "--seeds", "2",
+		"--policy", "random", "--policy", "jbsq", "-o", "json", "--out-dir", dir}
+	code, out, errs := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Cells []struct {
+			Policy    string `json:"policy"`
+			Violation struct {
+				N    int     `json:"n"`
+				Mean float64 `json:"mean"`
+			} `json:"violation_rate"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(res.Cells) != 2 || res.Cells[0].Policy != "random" || res.Cells[1].Policy != "jbsq:23" || res.Cells[0].Violation.N != 2 {
+		t.Fatalf("cells %+v", res.Cells)
+	}
+	for _, f := range []string{"run_violations.png", "run_violations.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(errs, "plots:") {
+		t.Errorf("stderr %q does not list the plots", errs)
+	}
+	// Same seed, same output.
+	if _, again, _ := runCLI(t, args...); again != out {
+		t.Fatal("same seed gave different output")
+	}
+}
+
+func TestSimMicroE1Table(t *testing.T) {
+	code, out, errs := runCLI(t, "sim", "micro", "e1", "--quick", "--requests", "2000", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"E1", "STUDY (REPORTED)", "> 35 %", "random+ideal", "jiq"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestTuneJBSQCommand(t *testing.T) {
+	code, out, errs := runCLI(t, "tune", "jbsq", "--delay", "4.5us", "--service-mean", "5us", "--cores", "128",
+		"--load", "0.85", "--slo", "50us", "--target", "0.05", "--quick", "--requests", "3000", "-o", "json", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Bound  int  `json:"bound"`
+		Met    bool `json:"met"`
+		Stable int  `json:"stability_limit"`
+		Curve  []struct {
+			Bound int `json:"bound"`
+		} `json:"curve"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if !res.Met || res.Bound < res.Stable || res.Stable != 20 || len(res.Curve) < 3 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestSimMicroUsageErrors(t *testing.T) {
+	cases := [][]string{
+		{"sim", "micro"},
+		{"sim", "micro", "nope"},
+		{"sim", "micro", "run", "--load", "9"},
+		{"sim", "micro", "run", "--policy", "bogus"},
+		{"sim", "micro", "run", "--policy", "hash"},
+		{"sim", "micro", "run", "--seeds", "-3"},
+		{"sim", "micro", "run", "--service", "pareto"},
+		{"sim", "micro", "e3", "--target", "2"},
+		{"sim", "micro", "gateway", "--loads", "0"},
+		{"tune", "jbsq", "--cores", "100"},
+		{"tune", "jbsq", "--target", "0"},
+		{"tune", "jbsq", "--delay", "soon"},
+	}
+	for _, args := range cases {
+		if code, _, errs := runCLI(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, errs)
+		}
+	}
+}

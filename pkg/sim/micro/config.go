@@ -1,0 +1,248 @@
+package micro
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/dist"
+)
+
+// Config is one simulated scenario. Times are in microseconds.
+type Config struct {
+	// Hosts and CoresPerHost: N hosts × m cores. Each host has one FCFS
+	// queue shared by its cores.
+	Hosts        int `json:"hosts"`
+	CoresPerHost int `json:"cores_per_host"`
+	// Load is ρ = λ·E[S] / (N·m).
+	Load float64 `json:"load"`
+	// ArrivalCV is the coefficient of variation of the renewal
+	// inter-arrival times; ArrivalKind says how CV ≠ 1 is generated
+	// (default h2: balanced-means hyper-exponential; gamma also available).
+	ArrivalCV   float64          `json:"arrival_cv"`
+	ArrivalKind dist.ArrivalKind `json:"arrival_kind"`
+	// Burst optionally modulates the arrival rate on and off.
+	Burst Burst `json:"burst"`
+	// Service is the service-time distribution.
+	Service dist.ServiceSpec `json:"service"`
+	// Delay is the one-way network delay D between the ingress/dispatcher
+	// and a host; every message a policy needs pays it (host → host pays 2D).
+	Delay float64 `json:"delay_us"`
+	// SLO on end-to-end latency: dispatcher arrival → reply back at the
+	// ingress (so a request never waiting takes 2D + S).
+	SLO float64 `json:"slo_us"`
+	// Policy is the dispatch policy.
+	Policy Policy `json:"policy"`
+	// Requests are measured after Warmup requests are discarded.
+	Requests int `json:"requests"`
+	Warmup   int `json:"warmup"`
+	// Seed selects the random streams; the same Config and Seed give the
+	// same result bit for bit.
+	Seed uint64 `json:"seed"`
+	// Refresh is the load-report period for P2C and JSW (default 10 µs).
+	Refresh float64 `json:"refresh_us"`
+	// ForwardThreshold is how many requests must be waiting at a host before
+	// it forwards a new one (default CoresPerHost).
+	ForwardThreshold int `json:"forward_threshold"`
+	// CreditTTL is the JBSQ credit time-to-live (0 = none); TTLMode says
+	// what expires.
+	CreditTTL float64 `json:"credit_ttl_us"`
+	TTLMode   TTLMode `json:"ttl_mode,omitempty"`
+	// NotifyLoss is the probability that a completion notification never
+	// reaches the dispatcher (a lost reply): without a TTL its credit leaks.
+	NotifyLoss float64 `json:"notify_loss"`
+	// Stall injects whole-host pauses.
+	Stall Stall `json:"stall"`
+	// Gateway is the dispatcher's control-plane cost; the zero value is the
+	// offloaded switch (no cost).
+	Gateway Gateway `json:"gateway"`
+	// Connections > 0 gives each request a connection drawn from a Zipf
+	// distribution with exponent ZipfAlpha (needed by hash and migrate).
+	Connections int     `json:"connections,omitempty"`
+	ZipfAlpha   float64 `json:"zipf_alpha,omitempty"`
+	// MigrateInterval is the period of connection migration (default 100 µs).
+	MigrateInterval float64 `json:"migrate_interval_us,omitempty"`
+}
+
+// TTLMode is how a JBSQ credit expires.
+type TTLMode string
+
+// TTL modes.
+const (
+	// TTLSilence is the switch's rule (set_pool.credit_ttl_us): a host whose
+	// counter has not moved (no bind, no release) for longer than the TTL is
+	// presumed drained, and its counter is reset on the next bind. It only
+	// recovers a host whose credits have all leaked.
+	TTLSilence TTLMode = "silence"
+	// TTLCredit expires each credit individually TTL after it was issued
+	// unless its completion was learned first (per-request state a software
+	// dispatcher can keep and a switch register cannot).
+	TTLCredit TTLMode = "credit"
+)
+
+// Burst is on/off modulation of the arrival rate (a Markov-modulated
+// time change of the renewal process, so the mean rate and the base CV are
+// kept): during "on" periods the rate is Factor × the mean; "on" covers
+// OnFraction of the time in periods of mean length MeanOn (exponential);
+// "off" periods carry the rest of the load. Factor ≤ 1 disables bursts.
+type Burst struct {
+	Factor     float64 `json:"factor"`
+	OnFraction float64 `json:"on_fraction"`
+	MeanOn     float64 `json:"mean_on_us"`
+}
+
+// Enabled reports whether bursts are on.
+func (b Burst) Enabled() bool { return b.Factor > 1 }
+
+// Stall is a per-host pause process: each host pauses for Duration µs, with
+// exponentially distributed gaps of mean Interval µs between pauses. While
+// paused no core makes progress. Interval 0 disables stalls.
+type Stall struct {
+	Interval float64 `json:"interval_us"`
+	Duration float64 `json:"duration_us"`
+}
+
+// Gateway is a software dispatcher: Cores cores process every message the
+// dispatcher receives (requests, completion notifications, idle tokens, load
+// reports — a report from each host counts once) in FCFS order at PerMessage
+// µs each. Cores = 0 or PerMessage = 0 is the offloaded switch.
+type Gateway struct {
+	Cores      int     `json:"cores"`
+	PerMessage float64 `json:"per_message_us"`
+}
+
+// Enabled reports whether the gateway has a cost.
+func (g Gateway) Enabled() bool { return g.Cores > 0 && g.PerMessage > 0 }
+
+// DefaultConfig is the E1 scenario: 16 hosts × 8 cores, ρ = 0.85,
+// exponential service of mean 5 µs, Poisson arrivals (CV 1), D = 4.5 µs,
+// SLO 50 µs, JBSQ with the Little's-law bound, 200 000 measured requests
+// after 20 000 of warm-up.
+func DefaultConfig() Config {
+	return Config{
+		Hosts:        16,
+		CoresPerHost: 8,
+		Load:         0.85,
+		ArrivalCV:    1,
+		ArrivalKind:  dist.ArrivalH2,
+		Service:      dist.ServiceSpec{Kind: dist.ServiceExponential, Mean: 5},
+		Delay:        4.5,
+		SLO:          50,
+		Policy:       Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto},
+		Requests:     200000,
+		Warmup:       20000,
+		Seed:         1,
+		Refresh:      10,
+	}
+}
+
+// Cores is N·m.
+func (c Config) Cores() int { return c.Hosts * c.CoresPerHost }
+
+// ArrivalRate is λ in requests per µs.
+func (c Config) ArrivalRate() float64 {
+	return c.Load * float64(c.Cores()) / c.Service.Mean
+}
+
+// LittleBound is the smallest per-host JBSQ bound that can keep a host's m
+// cores busy across one credit round trip: by Little's law a host needs
+// m·(S + 2D)/S requests outstanding (m in service, the rest in flight or
+// about to be refilled) — n = ⌈m·(1 + 2D/S)⌉.
+func LittleBound(coresPerHost int, delay, serviceMean float64) int {
+	n := int(math.Ceil(float64(coresPerHost) * (1 + 2*delay/serviceMean)))
+	return max(1, min(n, 65535))
+}
+
+// StabilityBound is the smallest per-host JBSQ bound that can carry load ρ:
+// each credit cycles in at least S + 2D, so n credits complete at most
+// n/(S + 2D) requests per µs, and a host must complete mρ/S — n ≥
+// ⌈mρ(1 + 2D/S)⌉.
+func StabilityBound(coresPerHost int, load, delay, serviceMean float64) int {
+	n := int(math.Ceil(float64(coresPerHost) * load * (1 + 2*delay/serviceMean)))
+	return max(1, min(n, 65535))
+}
+
+// ResolvedBound is the JBSQ bound the run uses (0 = unbounded).
+func (c Config) ResolvedBound() int {
+	if c.Policy.Binding != JBSQ {
+		return 0
+	}
+	if c.Policy.Bound == BoundAuto {
+		return LittleBound(c.CoresPerHost, c.Delay, c.Service.Mean)
+	}
+	return c.Policy.Bound
+}
+
+func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Hosts < 1 || c.CoresPerHost < 1 || c.Hosts*c.CoresPerHost > 1<<20 {
+		add("hosts (%d) and cores per host (%d) must be ≥ 1, at most 2^20 cores in all", c.Hosts, c.CoresPerHost)
+	}
+	if c.Hosts < 2 && (c.Policy.Movement == Forward) {
+		add("forwarding needs at least 2 hosts")
+	}
+	if !(c.Load > 0 && c.Load < 4) {
+		add("load %v must be in (0, 4)", c.Load)
+	}
+	if _, err := dist.NewInterval(c.ArrivalKind, 1, c.ArrivalCV); err != nil {
+		add("arrivals: %w", err)
+	}
+	if b := c.Burst; b.Enabled() {
+		if !(b.OnFraction > 0 && b.OnFraction < 1) || b.Factor*b.OnFraction > 1 || !positiveFinite(b.MeanOn) {
+			add("burst: need 0 < on-fraction < 1, factor × on-fraction ≤ 1 and a positive mean on-period (got %+v)", b)
+		}
+	}
+	if _, err := dist.NewService(c.Service); err != nil {
+		add("service: %w", err)
+	}
+	if !(c.Delay >= 0) || math.IsInf(c.Delay, 0) {
+		add("delay %v must be ≥ 0", c.Delay)
+	}
+	if !positiveFinite(c.SLO) {
+		add("slo %v must be positive", c.SLO)
+	}
+	if c.Requests < 1 || c.Warmup < 0 || c.Requests+c.Warmup > 1<<30 {
+		add("requests (%d) must be ≥ 1 and warm-up (%d) ≥ 0", c.Requests, c.Warmup)
+	}
+	if (c.Policy.Ingress == P2C || c.Policy.Ingress == JSW) && c.Policy.Binding == Early && !positiveFinite(c.Refresh) {
+		add("refresh %v must be positive for p2c and jsw", c.Refresh)
+	}
+	if c.ForwardThreshold < 0 {
+		add("forward threshold %d must be ≥ 0", c.ForwardThreshold)
+	}
+	if !(c.CreditTTL >= 0) || math.IsInf(c.CreditTTL, 0) {
+		add("credit TTL %v must be ≥ 0", c.CreditTTL)
+	}
+	if c.TTLMode != "" && c.TTLMode != TTLSilence && c.TTLMode != TTLCredit {
+		add("TTL mode %q must be silence or credit", c.TTLMode)
+	}
+	if !(c.NotifyLoss >= 0 && c.NotifyLoss < 1) {
+		add("notification loss %v must be in [0, 1)", c.NotifyLoss)
+	}
+	if c.Stall.Interval != 0 && (!positiveFinite(c.Stall.Interval) || !positiveFinite(c.Stall.Duration)) {
+		add("stalls need a positive interval and duration (got %+v)", c.Stall)
+	}
+	if c.Gateway.Cores < 0 || c.Gateway.Cores > 1024 || !(c.Gateway.PerMessage >= 0) || math.IsInf(c.Gateway.PerMessage, 0) {
+		add("gateway cores (%d) must be in [0, 1024] and cost per message (%v) ≥ 0", c.Gateway.Cores, c.Gateway.PerMessage)
+	}
+	if c.Policy.Binding == Early && (c.Policy.Ingress == Hash || c.Policy.Ingress == Migrate) && c.Connections < 1 {
+		add("policy %s needs connections ≥ 1", c.Policy)
+	}
+	if c.Connections < 0 || c.Connections > 1<<24 {
+		add("connections %d must be in [0, 2^24]", c.Connections)
+	}
+	if c.Connections > 0 && (!(c.ZipfAlpha >= 0) || c.ZipfAlpha > 10) {
+		add("zipf alpha %v must be in [0, 10]", c.ZipfAlpha)
+	}
+	if c.MigrateInterval < 0 || math.IsInf(c.MigrateInterval, 0) {
+		add("migrate interval %v must be ≥ 0", c.MigrateInterval)
+	}
+	if c.Policy.Binding == Early && c.Policy.Ingress == Least {
+		add("ingress least needs JBSQ (use jsq)")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,736 @@
+package micro
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/dist"
+	"github.com/p4ctl/p4ctl/pkg/stats"
+)
+
+// Scenario is the base of every experiment: the late-binding study's E1
+// setting (16 hosts × 8 cores, ρ = 0.85, D = 4.5 µs, SLO 50 µs) with the
+// parts the study gives only as ranges fixed once, a priori: arrival CV 2.0
+// (balanced-means H2, inside the study's 1.0–2.5) and lognormal service of
+// mean 5 µs with σ = 1 (CV ≈ 1.31, a heavy-tailed µs RPC inside "1–10 µs").
+func Scenario() Config {
+	c := DefaultConfig()
+	c.ArrivalCV = 2
+	c.Service = dist.ServiceSpec{Kind: dist.ServiceLognormal, Mean: 5, Sigma: 1}
+	return c
+}
+
+// Study figures, as the late-binding study reported them (labelled wherever
+// shown; never used by the model).
+const (
+	StudyE1Random   = "> 35 %"
+	StudyE1Strong   = "10–15 %" // JSW or forwarding
+	StudyE1Late     = "≈ 4.1 %" // JBSQ / JIQ
+	StudyE3Random   = "18.78 %"
+	StudyE3Forward  = "35.47 %"
+	StudyE3JBSQ64   = "4.12 % (n = 64)"
+	StudyT40bHash   = "13.26 %"
+	StudyT40bCredit = "3.61 %"
+	StudyGateway    = "cliff near ρ ≈ 0.65 (1 core, 200–500 ns/message)"
+	StudyE2         = "intra-host pooling (m ≥ 8) absorbs most imbalance"
+	StudyTTL        = "no TTL worsens violations (stale credits → herding)"
+)
+
+func studyE1(p Policy) string {
+	switch {
+	case (p.Binding == JBSQ && p.Bound != 0) || p.Binding == JIQ:
+		return StudyE1Late
+	case p.Movement == Forward || p.Ingress == JSW:
+		if p.Movement != Ideal {
+			return StudyE1Strong
+		}
+	case p.Ingress == Random && p.Movement == NoMovement:
+		return StudyE1Random
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------- E1 -----
+
+// E1Policies are E1's default policies.
+func E1Policies() []Policy {
+	names := []string{"random", "p2c", "jsw", "random+fwd", "p2c+fwd", "jsw+fwd", "random+ideal", "jsq", "jbsq", "jiq"}
+	out := make([]Policy, len(names))
+	for i, n := range names {
+		out[i] = MustPolicy(n)
+	}
+	return out
+}
+
+// E1Result is the violation rate per policy across seeds.
+type E1Result struct {
+	Scenario Config  `json:"scenario"`
+	Options  Options `json:"options"`
+	Cells    []Cell  `json:"cells"`
+}
+
+// E1 runs every policy on the scenario (default Scenario()) across seeds:
+// the study's headline comparison. Defaults: 10 seeds × 200 000 requests;
+// quick: 3 × 20 000.
+func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1Result, error) {
+	o = o.withDefaults(10, 3, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("e1: %w", err)
+	}
+	if len(policies) == 0 {
+		policies = E1Policies()
+	}
+	var cfgs []Config
+	for _, p := range policies {
+		c := scenario
+		c.Policy = p
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("e1: policy %s: %w", p, err)
+		}
+		cfgs = append(cfgs, seeded(c, o)...)
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("e1: %w", err)
+	}
+	res := &E1Result{Scenario: stamp(scenario, o), Options: o}
+	for i, p := range policies {
+		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
+		c.Study = studyE1(p)
+		res.Cells = append(res.Cells, c)
+	}
+	return res, nil
+}
+
+func scenarioLine(c Config) string {
+	svc := string(c.Service.Kind)
+	if c.Service.Kind == dist.ServiceLognormal {
+		svc += fmt.Sprintf(" σ=%g", c.Service.Sigma)
+	}
+	s := fmt.Sprintf("%d hosts × %d cores, ρ=%.2f, arrivals CV %.2g (%s), service %s mean %g µs, D=%g µs, SLO %g µs",
+		c.Hosts, c.CoresPerHost, c.Load, c.ArrivalCV, c.ArrivalKind, svc, c.Service.Mean, c.Delay, c.SLO)
+	if c.Burst.Enabled() {
+		s += fmt.Sprintf(", bursts ×%g for %g%% of the time", c.Burst.Factor, 100*c.Burst.OnFraction)
+	}
+	if c.Stall.Interval > 0 {
+		s += fmt.Sprintf(", stalls of %g µs every %g µs per host", c.Stall.Duration, c.Stall.Interval)
+	}
+	return s
+}
+
+func writeTable(w io.Writer, headers []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func seedsLine(o Options) string {
+	return fmt.Sprintf("%d seeds (%d…%d) × %d requests after %d warm-up; ± is the 95 %% CI across seeds",
+		o.Seeds, o.Seed, o.Seed+uint64(o.Seeds)-1, o.Requests, o.Requests/10)
+}
+
+// WriteText implements output.TextWriter.
+func (r *E1Result) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	rows := make([][]string, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		rows = append(rows, []string{c.Policy, pct(c.Violation),
+			fmt.Sprintf("%.2f–%.2f %%", 100*c.Violation.Min, 100*c.Violation.Max),
+			num(c.P99, 1), num(c.MessagesPerRPC, 2), c.Study})
+	}
+	return writeTable(w, []string{"POLICY", "VIOLATIONS", "SEED RANGE", "P99 µs", "MSGS/RPC", "STUDY (REPORTED)"}, rows)
+}
+
+// ---------------------------------------------------------------- E2 -----
+
+// E2Row is one (cores per host, ingress) pair.
+type E2Row struct {
+	CoresPerHost int    `json:"cores_per_host"`
+	Hosts        int    `json:"hosts"`
+	Ingress      string `json:"ingress"`
+	None         Cell   `json:"no_movement"`
+	Ideal        Cell   `json:"ideal_movement"`
+	// Delta is the per-seed paired reduction none − ideal.
+	Delta stats.Summary `json:"delta"`
+}
+
+// E2Result is the ideal-movement reduction per pool size and ingress.
+type E2Result struct {
+	Scenario   Config  `json:"scenario"`
+	Options    Options `json:"options"`
+	TotalCores int     `json:"total_cores"`
+	Rows       []E2Row `json:"rows"`
+	Study      string  `json:"study"`
+}
+
+// E2 splits the scenario's cores as m = 1, 2, 4, 8, 16 per host and measures
+// how much ideal movement would reduce violations (Δ) behind each ingress:
+// the room left for any movement scheme. Defaults 5 seeds × 200 000;
+// quick: 2 seeds × 20 000 and m = 1, 4, 16.
+func E2(ctx context.Context, scenario Config, o Options) (*E2Result, error) {
+	o = o.withDefaults(5, 2, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("e2: %w", err)
+	}
+	total := scenario.Cores()
+	ms := []int{1, 2, 4, 8, 16}
+	if o.Quick {
+		ms = []int{1, 4, 16}
+	}
+	ingresses := []string{"random", "p2c", "jsw"}
+	var cfgs []Config
+	type key struct{ m, in int }
+	var keys []key
+	for _, m := range ms {
+		if total%m != 0 {
+			return nil, fmt.Errorf("e2: %d cores do not split into hosts of %d", total, m)
+		}
+		for ii, in := range ingresses {
+			for _, mv := range []string{"", "+ideal"} {
+				c := scenario
+				c.Hosts, c.CoresPerHost = total/m, m
+				c.Policy = MustPolicy(in + mv)
+				cfgs = append(cfgs, seeded(c, o)...)
+			}
+			keys = append(keys, key{m, ii})
+		}
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("e2: %w", err)
+	}
+	res := &E2Result{Scenario: stamp(scenario, o), Options: o, TotalCores: total, Study: StudyE2}
+	for i, k := range keys {
+		none := runs[(2*i)*o.Seeds : (2*i+1)*o.Seeds]
+		ideal := runs[(2*i+1)*o.Seeds : (2*i+2)*o.Seeds]
+		d := make([]float64, o.Seeds)
+		for s := range d {
+			d[s] = none[s].ViolationRate - ideal[s].ViolationRate
+		}
+		res.Rows = append(res.Rows, E2Row{
+			CoresPerHost: k.m, Hosts: total / k.m, Ingress: ingresses[k.in],
+			None: summarize(none), Ideal: summarize(ideal), Delta: stats.Summarize(d),
+		})
+	}
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *E2Result) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "E2 — ideal-movement reduction Δ = violations(no movement) − violations(ideal), %d cores split m per host\n%s\n%s\nstudy (reported): %s\n\n",
+		r.TotalCores, strings.Replace(scenarioLine(r.Scenario), fmt.Sprintf("%d hosts × %d cores", r.Scenario.Hosts, r.Scenario.CoresPerHost), fmt.Sprintf("%d cores", r.TotalCores), 1),
+		seedsLine(r.Options), r.Study)
+	rows := make([][]string, 0, len(r.Rows))
+	for _, x := range r.Rows {
+		rows = append(rows, []string{fmt.Sprint(x.CoresPerHost), fmt.Sprint(x.Hosts), x.Ingress,
+			pct(x.None.Violation), pct(x.Ideal.Violation), pct(x.Delta)})
+	}
+	return writeTable(w, []string{"M", "HOSTS", "INGRESS", "NO MOVEMENT", "IDEAL MOVEMENT", "Δ"}, rows)
+}
+
+// ---------------------------------------------------------------- E3 -----
+
+// E3Point is one policy at one delay.
+type E3Point struct {
+	DelayOverService float64 `json:"delay_over_service"`
+	Delay            float64 `json:"delay_us"`
+	SLO              float64 `json:"slo_us"`
+	Label            string  `json:"label"`
+	Cell             Cell    `json:"cell"`
+	// LosesToRandom: the 95 % CIs are separated and this is worse.
+	LosesToRandom bool   `json:"loses_to_random"`
+	Study         string `json:"study,omitempty"`
+}
+
+// E3Result is violation rate against network delay.
+type E3Result struct {
+	Scenario Config    `json:"scenario"`
+	Options  Options   `json:"options"`
+	Target   float64   `json:"tune_target"`
+	Points   []E3Point `json:"points"`
+}
+
+// E3Labels are the curves of E3, in order.
+var e3Labels = []string{"random", "p2c", "jsw", "random+fwd", "p2c+fwd", "jsw+fwd", "jiq", "jbsq fixed n", "jbsq Little n", "jbsq tuned n"}
+
+// E3 varies the one-way delay D from 0.1 to 4 service means (service fixed
+// at the scenario's mean) and asks which ingress+movement pairs lose to
+// random, and whether JBSQ keeps up when its bound grows with D. The SLO
+// keeps the scenario's slack above the base round trip: SLO(D) = SLO +
+// 2(D − D₀). JBSQ runs with the scenario's Little bound held fixed, with
+// the Little bound recomputed for each D, and with the n TuneJBSQ finds for
+// target (default 1 %). Defaults 5 seeds × 200 000; quick: 2 × 20 000 at
+// D/S = 0.25, 1, 4.
+func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Result, error) {
+	o = o.withDefaults(5, 2, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("e3: %w", err)
+	}
+	if target == 0 {
+		target = 0.01
+	}
+	xs := []float64{0.1, 0.25, 0.5, 1, 2, 4}
+	if o.Quick {
+		xs = []float64{0.25, 1, 4}
+	}
+	tr := &tracker{fn: o.Progress}
+	s := scenario.Service.Mean
+	fixed := LittleBound(scenario.CoresPerHost, scenario.Delay, s)
+	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Target: target}
+	var cfgs []Config
+	var pts []E3Point
+	for _, x := range xs {
+		c := scenario
+		c.Delay = x * s
+		c.SLO = scenario.SLO + 2*(c.Delay-scenario.Delay)
+		// Tuning uses fewer seeds and requests than the comparison itself.
+		tc := TuneConfig{Scenario: c, Target: target, Options: Options{Seeds: min(3, o.Seeds), Seed: o.Seed, Requests: max(1, o.Requests/2), Parallel: o.Parallel}}
+		tuned, err := tuneJBSQ(ctx, tc, tr)
+		if err != nil {
+			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
+		}
+		for _, l := range e3Labels {
+			cc := c
+			switch l {
+			case "jbsq fixed n":
+				cc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: fixed}
+			case "jbsq Little n":
+				cc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
+			case "jbsq tuned n":
+				cc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: tuned.Bound}
+			default:
+				cc.Policy = MustPolicy(l)
+			}
+			cfgs = append(cfgs, seeded(cc, o)...)
+			pts = append(pts, E3Point{DelayOverService: x, Delay: c.Delay, SLO: c.SLO, Label: l})
+		}
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
+	if err != nil {
+		return nil, fmt.Errorf("e3: %w", err)
+	}
+	var rnd Cell
+	for i := range pts {
+		pts[i].Cell = summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
+		if pts[i].Label == "random" {
+			rnd = pts[i].Cell
+		}
+		v := pts[i].Cell.Violation
+		pts[i].LosesToRandom = v.Mean-v.CI95 > rnd.Violation.Mean+rnd.Violation.CI95
+		if pts[i].DelayOverService == 4 {
+			switch pts[i].Label {
+			case "random":
+				pts[i].Study = StudyE3Random
+			case "random+fwd":
+				pts[i].Study = StudyE3Forward
+			case "jbsq tuned n", "jbsq Little n":
+				pts[i].Study = StudyE3JBSQ64
+			}
+		}
+	}
+	res.Points = pts
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *E3Result) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "E3 — violations against one-way delay D (service mean %g µs fixed, SLO = %g µs + 2(D − %g µs))\n%s\n%s\n",
+		r.Scenario.Service.Mean, r.Scenario.SLO, r.Scenario.Delay, scenarioLine(r.Scenario), seedsLine(r.Options))
+	fmt.Fprintf(w, "jbsq fixed n = Little bound at D = %g µs (%d); Little n = ⌈m(1 + 2D/S)⌉ at each D; tuned n = smallest n with violations ≤ %.2g %% (TuneJBSQ)\n\n",
+		r.Scenario.Delay, LittleBound(r.Scenario.CoresPerHost, r.Scenario.Delay, r.Scenario.Service.Mean), 100*r.Target)
+	rows := make([][]string, 0, len(r.Points))
+	for _, p := range r.Points {
+		lose := ""
+		if p.LosesToRandom {
+			lose = "yes"
+		}
+		rows = append(rows, []string{fmt.Sprintf("%g", p.DelayOverService), fmt.Sprintf("%g", p.Delay), fmt.Sprintf("%g", p.SLO),
+			p.Cell.Policy, pct(p.Cell.Violation), num(p.Cell.P99, 1), lose, p.Study})
+	}
+	return writeTable(w, []string{"D/S", "D µs", "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
+}
+
+// --------------------------------------------------------------- T40b ----
+
+// T40bResult compares connection-level and request-level dispatch under
+// connection skew.
+type T40bResult struct {
+	Scenario Config  `json:"scenario"`
+	Options  Options `json:"options"`
+	Cells    []Cell  `json:"cells"`
+}
+
+// T40bPolicies are the T40b policies: static connection hash, connection
+// migration, request-level credits (JBSQ) and per-request random hashing
+// as a reference.
+func T40bPolicies() []Policy {
+	return []Policy{MustPolicy("hash"), MustPolicy("migrate"), MustPolicy("jbsq"), MustPolicy("random")}
+}
+
+// T40b runs the scenario with connections Zipf(α = 0.5)-skewed (default
+// 1024 connections, 64 per host). Defaults 10 seeds × 200 000 (the static
+// hash's outcome depends on where each seed's hash puts the heavy
+// connections); quick 2 × 20 000.
+func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) {
+	o = o.withDefaults(10, 2, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("t40b: %w", err)
+	}
+	if scenario.Connections == 0 {
+		scenario.Connections = 64 * scenario.Hosts
+	}
+	if scenario.ZipfAlpha == 0 {
+		scenario.ZipfAlpha = 0.5
+	}
+	ps := T40bPolicies()
+	var cfgs []Config
+	for _, p := range ps {
+		c := scenario
+		c.Policy = p
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("t40b: %w", err)
+		}
+		cfgs = append(cfgs, seeded(c, o)...)
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("t40b: %w", err)
+	}
+	res := &T40bResult{Scenario: stamp(scenario, o), Options: o}
+	for i, p := range ps {
+		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
+		switch {
+		case p.Ingress == Hash:
+			c.Study = StudyT40bHash
+		case p.Binding == JBSQ:
+			c.Study = StudyT40bCredit
+		}
+		res.Cells = append(res.Cells, c)
+	}
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *T40bResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "T40b — %d connections, Zipf α = %g: static hash vs connection migration vs request-level credits\n%s\n%s\n\n",
+		r.Scenario.Connections, r.Scenario.ZipfAlpha, scenarioLine(r.Scenario), seedsLine(r.Options))
+	rows := make([][]string, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		rows = append(rows, []string{t40bName(c.Policy), c.Policy, pct(c.Violation), num(c.P99, 1), num(c.MessagesPerRPC, 3), c.Study})
+	}
+	return writeTable(w, []string{"SCHEME", "POLICY", "VIOLATIONS", "P99 µs", "EXTRA MSGS/RPC", "STUDY (REPORTED)"}, rows)
+}
+
+func t40bName(p string) string {
+	switch {
+	case p == "hash":
+		return "static hash"
+	case p == "migrate":
+		return "connection migration"
+	case strings.HasPrefix(p, "jbsq"):
+		return "request-level credits"
+	case p == "random":
+		return "per-request random (reference)"
+	}
+	return p
+}
+
+// ------------------------------------------------------------ gateway ----
+
+// GatewayPoint is one (cost, cores, load) run.
+type GatewayPoint struct {
+	PerMessageNS float64 `json:"per_message_ns"` // 0 = offloaded switch
+	Cores        int     `json:"cores"`
+	Load         float64 `json:"load"`
+	Cell         Cell    `json:"cell"`
+	Utilization  float64 `json:"gateway_utilization"`
+}
+
+// GatewayCliff is where one software dispatcher falls over.
+type GatewayCliff struct {
+	PerMessageNS float64 `json:"per_message_ns"`
+	Cores        int     `json:"cores"`
+	// Analytic is the load at which the dispatcher's cores are saturated:
+	// k / (messages per request × cost × λ at ρ = 1).
+	Analytic float64 `json:"analytic_load"`
+	// Measured is the lowest load on the grid whose violation rate exceeds
+	// max(5 %, 2 × the switch's); 0 if none does.
+	Measured float64 `json:"measured_load"`
+}
+
+// GatewayResult is violation rate against load for software dispatchers
+// and the offloaded switch.
+type GatewayResult struct {
+	Scenario Config         `json:"scenario"`
+	Options  Options        `json:"options"`
+	Policy   string         `json:"policy"`
+	Points   []GatewayPoint `json:"points"`
+	Cliffs   []GatewayCliff `json:"cliffs"`
+	Study    string         `json:"study"`
+}
+
+// GatewaySweep sweeps load for a software dispatcher with the given cores and
+// per-message costs (default 1 core at 200, 350 and 500 ns) running JBSQ
+// (2 messages per request: the request and its completion), beside the
+// offloaded switch. Defaults 3 seeds × 100 000; quick 2 × 10 000 on a
+// coarser grid.
+func GatewaySweep(ctx context.Context, scenario Config, costsNS []float64, cores []int, loads []float64, o Options) (*GatewayResult, error) {
+	o = o.withDefaults(3, 2, 100000, 10000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if len(costsNS) == 0 {
+		costsNS = []float64{200, 350, 500}
+	}
+	if len(cores) == 0 {
+		cores = []int{1}
+	}
+	if len(loads) == 0 {
+		loads = []float64{0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.65, 0.85}
+		if o.Quick {
+			loads = []float64{0.05, 0.1, 0.2, 0.65}
+		}
+	}
+	if scenario.Policy.Binding != JBSQ {
+		scenario.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
+	}
+	type variant struct {
+		ns float64
+		k  int
+	}
+	vs := []variant{{0, 0}}
+	for _, k := range cores {
+		for _, ns := range costsNS {
+			if ns <= 0 || k < 1 {
+				return nil, fmt.Errorf("gateway: cost %g ns and cores %d must be positive", ns, k)
+			}
+			vs = append(vs, variant{ns, k})
+		}
+	}
+	var cfgs []Config
+	var pts []GatewayPoint
+	for _, v := range vs {
+		for _, l := range loads {
+			c := scenario
+			c.Load = l
+			c.Gateway = Gateway{Cores: v.k, PerMessage: v.ns / 1000}
+			if err := c.Validate(); err != nil {
+				return nil, fmt.Errorf("gateway: %w", err)
+			}
+			cfgs = append(cfgs, seeded(c, o)...)
+			pts = append(pts, GatewayPoint{PerMessageNS: v.ns, Cores: v.k, Load: l})
+		}
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	res := &GatewayResult{Scenario: stamp(scenario, o), Options: o, Policy: scenario.Policy.String(), Study: StudyGateway}
+	for i := range pts {
+		rs := runs[i*o.Seeds : (i+1)*o.Seeds]
+		pts[i].Cell = summarize(rs)
+		for _, r := range rs {
+			pts[i].Utilization += r.GatewayUtilization / float64(len(rs))
+		}
+	}
+	res.Points = pts
+	// Cliffs: compare with the switch at the same load.
+	sw := map[float64]float64{}
+	for _, p := range pts {
+		if p.Cores == 0 {
+			sw[p.Load] = p.Cell.Violation.Mean
+		}
+	}
+	capacity := float64(scenario.Cores()) / scenario.Service.Mean // requests per µs at ρ = 1
+	for _, v := range vs[1:] {
+		cl := GatewayCliff{PerMessageNS: v.ns, Cores: v.k, Analytic: float64(v.k) / (2 * v.ns / 1000 * capacity)}
+		for _, p := range pts {
+			if p.Cores == v.k && p.PerMessageNS == v.ns && p.Cell.Violation.Mean > math.Max(0.05, 2*sw[p.Load]) {
+				cl.Measured = p.Load
+				break
+			}
+		}
+		res.Cliffs = append(res.Cliffs, cl)
+	}
+	return res, nil
+}
+
+func gwName(ns float64, k int) string {
+	if k == 0 {
+		return "switch (offloaded)"
+	}
+	return fmt.Sprintf("software %d core × %g ns", k, ns)
+}
+
+// WriteText implements output.TextWriter.
+func (r *GatewayResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Gateway saturation — %s dispatched by a software gateway vs the switch\n%s\n%s\nstudy (reported): %s\n\n",
+		r.Policy, scenarioLine(r.Scenario), seedsLine(r.Options), r.Study)
+	rows := [][]string{}
+	for _, c := range r.Cliffs {
+		m := "none on the grid"
+		if c.Measured > 0 {
+			m = fmt.Sprintf("ρ = %g", c.Measured)
+		}
+		rows = append(rows, []string{gwName(c.PerMessageNS, c.Cores), fmt.Sprintf("ρ = %.3f", c.Analytic), m})
+	}
+	if err := writeTable(w, []string{"DISPATCHER", "SATURATES AT (ANALYTIC)", "CLIFF (MEASURED)"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	rows = rows[:0]
+	for _, p := range r.Points {
+		u := "-"
+		if p.Cores > 0 {
+			u = fmt.Sprintf("%.0f %%", 100*p.Utilization)
+		}
+		rows = append(rows, []string{gwName(p.PerMessageNS, p.Cores), fmt.Sprintf("%g", p.Load), pct(p.Cell.Violation), num(p.Cell.P99, 1), u})
+	}
+	return writeTable(w, []string{"DISPATCHER", "LOAD", "VIOLATIONS", "P99 µs", "GATEWAY BUSY"}, rows)
+}
+
+// ---------------------------------------------------------------- TTL ----
+
+// TTLPoint is one (fault, TTL mode, TTL) cell.
+type TTLPoint struct {
+	Fault string  `json:"fault"`
+	Mode  TTLMode `json:"mode,omitempty"`
+	TTL   float64 `json:"ttl_us"` // 0 = no TTL
+	Cell  Cell    `json:"cell"`
+	// StaleResets per request: credits given up by the TTL.
+	StaleResets float64 `json:"stale_resets_per_request"`
+}
+
+// TTLResult is the credit-TTL ablation.
+type TTLResult struct {
+	Scenario Config     `json:"scenario"`
+	Options  Options    `json:"options"`
+	Points   []TTLPoint `json:"points"`
+	Study    string     `json:"study"`
+}
+
+// TTLAblation ablates the JBSQ credit TTL (none vs the switch's silence TTL vs
+// per-credit expiry) under two faults that make credits stale: lost
+// completion notifications (0.1 %) and host stalls (100 µs every 2 ms per
+// host). Defaults 5 seeds × 200 000; quick 2 × 20 000.
+func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, error) {
+	o = o.withDefaults(5, 2, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("ttl: %w", err)
+	}
+	if scenario.Policy.Binding != JBSQ {
+		scenario.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
+	}
+	ttls := []float64{25, 50, 100, 200, 500}
+	if o.Quick {
+		ttls = []float64{50, 200}
+	}
+	faults := []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"lost notifications 0.1 %", func(c *Config) { c.NotifyLoss = 0.001 }},
+		{"host stalls 100 µs / 2 ms", func(c *Config) { c.Stall = Stall{Interval: 2000, Duration: 100} }},
+	}
+	var cfgs []Config
+	var pts []TTLPoint
+	for _, f := range faults {
+		base := scenario
+		f.set(&base)
+		cfgs = append(cfgs, seeded(base, o)...)
+		pts = append(pts, TTLPoint{Fault: f.name})
+		for _, mode := range []TTLMode{TTLSilence, TTLCredit} {
+			for _, t := range ttls {
+				c := base
+				c.CreditTTL, c.TTLMode = t, mode
+				cfgs = append(cfgs, seeded(c, o)...)
+				pts = append(pts, TTLPoint{Fault: f.name, Mode: mode, TTL: t})
+			}
+		}
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("ttl: %w", err)
+	}
+	for i := range pts {
+		rs := runs[i*o.Seeds : (i+1)*o.Seeds]
+		pts[i].Cell = summarize(rs)
+		var sr, n float64
+		for _, r := range rs {
+			sr += float64(r.StaleResets)
+			n += float64(r.Requests + r.Requests/10)
+		}
+		pts[i].StaleResets = sr / n
+	}
+	return &TTLResult{Scenario: stamp(scenario, o), Options: o, Points: pts, Study: StudyTTL}, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *TTLResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Credit TTL ablation — %s\n%s\n%s\nstudy (reported): %s\n\n", r.Scenario.Policy, scenarioLine(r.Scenario), seedsLine(r.Options), r.Study)
+	rows := make([][]string, 0, len(r.Points))
+	for _, p := range r.Points {
+		mode, ttl := "no TTL", "-"
+		if p.TTL > 0 {
+			mode, ttl = string(p.Mode), fmt.Sprintf("%g", p.TTL)
+		}
+		rows = append(rows, []string{p.Fault, mode, ttl, pct(p.Cell.Violation), num(p.Cell.P99, 1), fmt.Sprintf("%.4f", p.StaleResets)})
+	}
+	return writeTable(w, []string{"FAULT", "TTL MODE", "TTL µs", "VIOLATIONS", "P99 µs", "EXPIRED CREDITS/REQ"}, rows)
+}
+
+// ---------------------------------------------------------------- run ----
+
+// RunSetResult is a single scenario run with several policies.
+type RunSetResult struct {
+	Scenario Config  `json:"scenario"`
+	Options  Options `json:"options"`
+	Cells    []Cell  `json:"cells"`
+}
+
+// RunSet runs one scenario for each policy across seeds. Defaults 5 seeds
+// × the scenario's Requests; quick 2 × 20 000.
+func RunSet(ctx context.Context, scenario Config, policies []Policy, o Options) (*RunSetResult, error) {
+	o = o.withDefaults(5, 2, scenario.Requests, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if len(policies) == 0 {
+		policies = []Policy{scenario.Policy}
+	}
+	var cfgs []Config
+	for _, p := range policies {
+		c := scenario
+		c.Policy = p
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("run: policy %s: %w", p, err)
+		}
+		cfgs = append(cfgs, seeded(c, o)...)
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	res := &RunSetResult{Scenario: stamp(scenario, o), Options: o}
+	for i := range policies {
+		res.Cells = append(res.Cells, summarize(runs[i*o.Seeds:(i+1)*o.Seeds]))
+	}
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *RunSetResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%s\n%s\n\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	rows := make([][]string, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		rows = append(rows, []string{c.Policy, pct(c.Violation), num(c.MeanLatency, 2), num(c.P99, 1), pct(c.HoldRate), num(c.MessagesPerRPC, 3)})
+	}
+	return writeTable(w, []string{"POLICY", "VIOLATIONS", "MEAN µs", "P99 µs", "HELD", "MSGS/RPC"}, rows)
+}

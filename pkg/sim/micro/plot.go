@@ -1,0 +1,316 @@
+package micro
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/p4ctl/p4ctl/pkg/stats"
+)
+
+// Plotter is implemented by results that draw themselves.
+type Plotter interface {
+	// Plots writes PNG and SVG files into dir and returns their paths.
+	Plots(dir string) ([]string, error)
+}
+
+// save writes p as dir/name.png and dir/name.svg.
+func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plot: create %s: %w", dir, err)
+	}
+	var files []string
+	for _, ext := range []string{".png", ".svg"} {
+		f := filepath.Join(dir, name+ext)
+		if err := p.Save(w, h, f); err != nil {
+			return files, fmt.Errorf("plot: write %s: %w", f, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// errPoints pairs points with symmetric y errors for plotter.NewYErrorBars.
+type errPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func newErrPoints(xs []float64, ss []stats.Summary, scale float64) errPoints {
+	e := errPoints{XYs: make(plotter.XYs, len(xs)), YErrors: make(plotter.YErrors, len(xs))}
+	for i := range xs {
+		e.XYs[i] = plotter.XY{X: xs[i], Y: scale * ss[i].Mean}
+		e.YErrors[i].Low, e.YErrors[i].High = scale*ss[i].CI95, scale*ss[i].CI95
+	}
+	return e
+}
+
+// floorPct keeps rates plottable on a log axis (0 → 0.001 %).
+func floorPct(x float64) float64 { return math.Max(x, 1e-3) }
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func logY(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+}
+
+// lines adds one line with points per named series (x ascending).
+func lines(p *plot.Plot, names []string, xs map[string][]float64, ys map[string][]float64) error {
+	for i, n := range names {
+		pts := make(plotter.XYs, len(xs[n]))
+		for j := range pts {
+			pts[j] = plotter.XY{X: xs[n][j], Y: ys[n][j]}
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", n, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i / 7)
+		s.Color = plotutil.Color(i)
+		s.Shape = plotutil.Shape(i)
+		p.Add(l, s)
+		p.Legend.Add(n, l, s)
+	}
+	return nil
+}
+
+// Plots draws the violation rate per policy as box plots across seeds.
+func (r *E1Result) Plots(dir string) ([]string, error) {
+	p := newPlot("E1: SLO violations per policy across seeds", "", "violation rate (%)")
+	names := make([]string, len(r.Cells))
+	for i, c := range r.Cells {
+		vals := make(plotter.Values, len(c.PerSeed))
+		for j, v := range c.PerSeed {
+			vals[j] = 100 * v
+		}
+		b, err := plotter.NewBoxPlot(vg.Points(18), float64(i), vals)
+		if err != nil {
+			return nil, fmt.Errorf("plot e1: %w", err)
+		}
+		b.FillColor = plotutil.Color(i)
+		p.Add(b)
+		names[i] = c.Policy
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign = draw.XRight
+	return save(p, dir, "e1_violations", 22*vg.Centimeter, 12*vg.Centimeter)
+}
+
+// Plots draws Δ per pool size as grouped bars with 95 % CIs.
+func (r *E2Result) Plots(dir string) ([]string, error) {
+	p := newPlot(fmt.Sprintf("E2: violations removed by ideal movement (%d cores)", r.TotalCores), "cores per host m", "Δ violation rate (percentage points)")
+	var ms []int
+	byIngress := map[string][]E2Row{}
+	var ingresses []string
+	for _, x := range r.Rows {
+		if len(ms) == 0 || ms[len(ms)-1] != x.CoresPerHost {
+			ms = append(ms, x.CoresPerHost)
+		}
+		if _, ok := byIngress[x.Ingress]; !ok {
+			ingresses = append(ingresses, x.Ingress)
+		}
+		byIngress[x.Ingress] = append(byIngress[x.Ingress], x)
+	}
+	const slot = 0.25
+	for k, in := range ingresses {
+		rows := byIngress[in]
+		vals := make(plotter.Values, len(rows))
+		xs := make([]float64, len(rows))
+		ss := make([]stats.Summary, len(rows))
+		off := (float64(k) - float64(len(ingresses)-1)/2) * slot
+		for i, x := range rows {
+			vals[i] = 100 * x.Delta.Mean
+			xs[i] = float64(i) + off
+			ss[i] = x.Delta
+		}
+		b, err := plotter.NewBarChart(vals, vg.Points(14))
+		if err != nil {
+			return nil, fmt.Errorf("plot e2: %w", err)
+		}
+		b.XMin = off
+		b.Color = plotutil.Color(k)
+		eb, err := plotter.NewYErrorBars(newErrPoints(xs, ss, 100))
+		if err != nil {
+			return nil, fmt.Errorf("plot e2: %w", err)
+		}
+		p.Add(b, eb)
+		p.Legend.Add(in, b)
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = fmt.Sprintf("m=%d", m)
+	}
+	p.NominalX(names...)
+	return save(p, dir, "e2_delta", 18*vg.Centimeter, 11*vg.Centimeter)
+}
+
+// Plots draws violation rate against D/S per policy.
+func (r *E3Result) Plots(dir string) ([]string, error) {
+	p := newPlot("E3: violations against network delay", "one-way delay / mean service (D/S)", "violation rate (%, log)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logY(p)
+	xs, ys := map[string][]float64{}, map[string][]float64{}
+	var names []string
+	for _, pt := range r.Points {
+		if _, ok := xs[pt.Label]; !ok {
+			names = append(names, pt.Label)
+		}
+		xs[pt.Label] = append(xs[pt.Label], pt.DelayOverService)
+		ys[pt.Label] = append(ys[pt.Label], floorPct(100*pt.Cell.Violation.Mean))
+	}
+	if err := lines(p, names, xs, ys); err != nil {
+		return nil, fmt.Errorf("plot e3: %w", err)
+	}
+	return save(p, dir, "e3_delay", 20*vg.Centimeter, 13*vg.Centimeter)
+}
+
+// Plots draws violations per scheme with 95 % CIs.
+func (r *T40bResult) Plots(dir string) ([]string, error) {
+	return cellBars(r.Cells, fmt.Sprintf("T40b: %d connections, Zipf α = %g", r.Scenario.Connections, r.Scenario.ZipfAlpha), dir, "t40b_violations", t40bName)
+}
+
+// Plots draws violations per policy with 95 % CIs.
+func (r *RunSetResult) Plots(dir string) ([]string, error) {
+	return cellBars(r.Cells, "SLO violations per policy", dir, "run_violations", func(s string) string { return s })
+}
+
+func cellBars(cells []Cell, title, dir, name string, label func(string) string) ([]string, error) {
+	p := newPlot(title, "", "violation rate (%)")
+	vals := make(plotter.Values, len(cells))
+	xs := make([]float64, len(cells))
+	ss := make([]stats.Summary, len(cells))
+	names := make([]string, len(cells))
+	for i, c := range cells {
+		vals[i], xs[i], ss[i], names[i] = 100*c.Violation.Mean, float64(i), c.Violation, label(c.Policy)
+	}
+	b, err := plotter.NewBarChart(vals, vg.Points(28))
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", name, err)
+	}
+	b.Color = plotutil.Color(0)
+	eb, err := plotter.NewYErrorBars(newErrPoints(xs, ss, 100))
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", name, err)
+	}
+	p.Add(b, eb)
+	p.NominalX(names...)
+	return save(p, dir, name, 18*vg.Centimeter, 11*vg.Centimeter)
+}
+
+// Plots draws violation rate against load per dispatcher.
+func (r *GatewayResult) Plots(dir string) ([]string, error) {
+	p := newPlot("Gateway saturation: software dispatcher vs switch", "load ρ", "violation rate (%, log)")
+	logY(p)
+	xs, ys := map[string][]float64{}, map[string][]float64{}
+	var names []string
+	for _, pt := range r.Points {
+		n := gwName(pt.PerMessageNS, pt.Cores)
+		if _, ok := xs[n]; !ok {
+			names = append(names, n)
+		}
+		xs[n] = append(xs[n], pt.Load)
+		ys[n] = append(ys[n], floorPct(100*pt.Cell.Violation.Mean))
+	}
+	if err := lines(p, names, xs, ys); err != nil {
+		return nil, fmt.Errorf("plot gateway: %w", err)
+	}
+	return save(p, dir, "gateway_saturation", 18*vg.Centimeter, 12*vg.Centimeter)
+}
+
+// Plots draws violation rate against TTL per fault and mode.
+func (r *TTLResult) Plots(dir string) ([]string, error) {
+	p := newPlot("Credit TTL ablation", "TTL (µs, log)", "violation rate (%, log)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logY(p)
+	xs, ys := map[string][]float64{}, map[string][]float64{}
+	var names []string
+	none := map[string]float64{}
+	var ttls []float64
+	for _, pt := range r.Points {
+		if pt.TTL == 0 {
+			none[pt.Fault] = floorPct(100 * pt.Cell.Violation.Mean)
+			continue
+		}
+		n := fmt.Sprintf("%s, %s TTL", pt.Fault, pt.Mode)
+		if _, ok := xs[n]; !ok {
+			names = append(names, n)
+		}
+		xs[n] = append(xs[n], pt.TTL)
+		ys[n] = append(ys[n], floorPct(100*pt.Cell.Violation.Mean))
+		ttls = append(ttls, pt.TTL)
+	}
+	sort.Float64s(ttls)
+	for f, v := range none {
+		n := f + ", no TTL"
+		names = append(names, n)
+		xs[n] = []float64{ttls[0], ttls[len(ttls)-1]}
+		ys[n] = []float64{v, v}
+	}
+	sort.SliceStable(names[len(names)-len(none):], func(i, j int) bool {
+		return names[len(names)-len(none)+i] < names[len(names)-len(none)+j]
+	})
+	if err := lines(p, names, xs, ys); err != nil {
+		return nil, fmt.Errorf("plot ttl: %w", err)
+	}
+	return save(p, dir, "ttl_ablation", 20*vg.Centimeter, 13*vg.Centimeter)
+}
+
+// Plots draws violation rate against the bound, with the target and the
+// chosen n.
+func (r *TuneResult) Plots(dir string) ([]string, error) {
+	p := newPlot(fmt.Sprintf("tune jbsq: chosen n = %d (target %.2g %%)", r.Bound, 100*r.Target), "bound n per host (log)", "violation rate (%, log)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logY(p)
+	var xs, ys []float64
+	for _, pt := range r.Curve {
+		if pt.Unstable {
+			continue
+		}
+		xs = append(xs, float64(pt.Bound))
+		ys = append(ys, floorPct(100*pt.Cell.Violation.Mean))
+	}
+	if len(xs) == 0 {
+		return nil, fmt.Errorf("plot tune: no stable bound was simulated")
+	}
+	tgt := 100 * r.Target
+	series := map[string][]float64{"violations": ys, "target": {tgt, tgt}}
+	xser := map[string][]float64{"violations": xs, "target": {xs[0], xs[len(xs)-1]}}
+	if err := lines(p, []string{"violations", "target"}, xser, series); err != nil {
+		return nil, fmt.Errorf("plot tune: %w", err)
+	}
+	for _, pt := range r.Curve {
+		if pt.Bound == r.Bound && !pt.Unstable {
+			s, err := plotter.NewScatter(plotter.XYs{{X: float64(pt.Bound), Y: floorPct(100 * pt.Cell.Violation.Mean)}})
+			if err != nil {
+				return nil, fmt.Errorf("plot tune: %w", err)
+			}
+			s.Shape = draw.RingGlyph{}
+			s.Radius = vg.Points(7)
+			p.Add(s)
+			p.Legend.Add(fmt.Sprintf("chosen n = %d", r.Bound), s)
+		}
+	}
+	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
+}

@@ -1,0 +1,213 @@
+package micro
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Binding says when a request is bound to a host.
+type Binding uint8
+
+// Bindings.
+const (
+	// Early binding: the ingress picks a host the moment the request arrives.
+	Early Binding = iota
+	// JBSQ is late binding through a central dispatcher that keeps at most
+	// Bound requests outstanding per host (its counters learn completions one
+	// network delay after they happen) and holds the rest in a FIFO.
+	JBSQ
+	// JIQ is late binding on idle tokens: each core that goes idle sends the
+	// dispatcher a token (arriving one delay later); a request is held until
+	// a token is available and then bound to that token's host.
+	JIQ
+)
+
+// Ingress is how an early-binding ingress (or the JBSQ dispatcher, among
+// the hosts below the bound) chooses a host.
+type Ingress uint8
+
+// Ingress choices.
+const (
+	// Random hashes each request to a uniformly random host.
+	Random Ingress = iota
+	// P2C samples two distinct hosts and picks the one with fewer requests in
+	// its last load report (plus what the ingress sent it since).
+	P2C
+	// JSW joins the host with the least work per core in the periodically
+	// refreshed global summary (plus mean service × requests sent since).
+	JSW
+	// Hash pins each connection to a host by a static hash.
+	Hash
+	// Migrate is Hash plus periodic migration of a connection from the most
+	// to the least loaded host (by the ingress's own request counts).
+	Migrate
+	// Least picks the host with the fewest outstanding requests on the
+	// dispatcher's own counters (ties rotate). Only meaningful with JBSQ;
+	// JBSQ with an unbounded n and Least is join-shortest-queue.
+	Least
+)
+
+// Movement is what a host may do with a request after it arrived.
+type Movement uint8
+
+// Movements.
+const (
+	// NoMovement keeps every request on the host it was sent to.
+	NoMovement Movement = iota
+	// Forward sends a request on to a uniformly random other host when the
+	// receiving host has at least ForwardThreshold requests waiting; the
+	// extra hop (host → switch → host) costs 2D. A request is forwarded at
+	// most once.
+	Forward
+	// Ideal moves requests between hosts at zero cost whenever a core
+	// anywhere is idle while a request waits (oldest first): an upper bound
+	// on what any movement scheme can achieve.
+	Ideal
+)
+
+// BoundAuto asks for the Little's-law bound (see LittleBound).
+const BoundAuto = -1
+
+// Policy is one dispatch policy.
+type Policy struct {
+	Binding  Binding
+	Ingress  Ingress
+	Movement Movement
+	// Bound is JBSQ's n per host: 0 = unbounded, BoundAuto = LittleBound.
+	Bound int
+}
+
+var ingressNames = map[Ingress]string{
+	Random: "random", P2C: "p2c", JSW: "jsw", Hash: "hash", Migrate: "migrate", Least: "least",
+}
+
+// String is the canonical name, which ParsePolicy accepts.
+func (p Policy) String() string {
+	switch p.Binding {
+	case JIQ:
+		return "jiq"
+	case JBSQ:
+		n := "auto"
+		switch {
+		case p.Bound == 0:
+			n = "inf"
+		case p.Bound > 0:
+			n = strconv.Itoa(p.Bound)
+		}
+		if p.Ingress == Least && p.Bound == 0 {
+			return "jsq"
+		}
+		s := "jbsq"
+		if p.Bound != BoundAuto {
+			s += ":" + n
+		}
+		if p.Ingress != Least {
+			s += "/" + ingressNames[p.Ingress]
+		}
+		return s
+	}
+	s := ingressNames[p.Ingress]
+	switch p.Movement {
+	case Forward:
+		s += "+fwd"
+	case Ideal:
+		s += "+ideal"
+	}
+	return s
+}
+
+// ParsePolicy reads a policy name:
+//
+//	random | p2c | jsw | hash | migrate   early binding at the ingress,
+//	    optionally followed by +fwd (forwarding) or +ideal (ideal movement)
+//	jbsq[:n|:inf|:auto][/least|/random|/p2c]   late binding, n per host
+//	    (default auto = Little's-law bound, default choice least)
+//	jsq                                   jbsq:inf/least
+//	jiq                                   late binding on idle tokens
+func ParsePolicy(s string) (Policy, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "jiq":
+		return Policy{Binding: JIQ}, nil
+	case "jsq":
+		return Policy{Binding: JBSQ, Ingress: Least, Bound: 0}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "jbsq"); ok {
+		p := Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			switch rest[i+1:] {
+			case "least":
+			case "random":
+				p.Ingress = Random
+			case "p2c":
+				p.Ingress = P2C
+			default:
+				return Policy{}, fmt.Errorf("policy %q: JBSQ choice must be least, random or p2c", s)
+			}
+			rest = rest[:i]
+		}
+		if rest != "" {
+			n, ok := strings.CutPrefix(rest, ":")
+			if !ok {
+				return Policy{}, fmt.Errorf("policy %q: want jbsq:n", s)
+			}
+			switch n {
+			case "auto":
+			case "inf", "0":
+				p.Bound = 0
+			default:
+				v, err := strconv.Atoi(n)
+				if err != nil || v < 1 || v > 65535 {
+					return Policy{}, fmt.Errorf("policy %q: bound must be auto, inf or 1..65535 (the switch's 16-bit bound)", s)
+				}
+				p.Bound = v
+			}
+		}
+		return p, nil
+	}
+	base, mv, _ := strings.Cut(s, "+")
+	p := Policy{Binding: Early}
+	found := false
+	for in, name := range ingressNames {
+		if name == base && in != Least {
+			p.Ingress, found = in, true
+		}
+	}
+	if !found {
+		return Policy{}, fmt.Errorf("unknown policy %q (want random, p2c, jsw, hash, migrate [+fwd|+ideal], jbsq[:n][/choice], jsq or jiq)", s)
+	}
+	switch mv {
+	case "":
+	case "fwd", "forward":
+		p.Movement = Forward
+	case "ideal":
+		p.Movement = Ideal
+	default:
+		return Policy{}, fmt.Errorf("policy %q: movement must be +fwd or +ideal", s)
+	}
+	return p, nil
+}
+
+// MarshalText implements encoding.TextMarshaler (the canonical name).
+func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Policy) UnmarshalText(b []byte) error {
+	q, err := ParsePolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// MustPolicy is ParsePolicy for names fixed in code; it panics on a typo,
+// which tests catch.
+func MustPolicy(s string) Policy {
+	p, err := ParsePolicy(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}

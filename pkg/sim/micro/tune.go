@@ -1,0 +1,188 @@
+package micro
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// TuneConfig asks for the smallest JBSQ bound meeting an SLO target.
+type TuneConfig struct {
+	// Scenario is the cluster and workload; its policy is replaced by
+	// JBSQ(n) with the least-outstanding choice.
+	Scenario Config `json:"scenario"`
+	// Target is the largest acceptable violation rate (default 0.05).
+	Target float64 `json:"target"`
+	// Options: defaults 3 seeds × 100 000 requests; quick 2 × 10 000.
+	Options Options `json:"options"`
+}
+
+// TunePoint is the violation rate at one bound.
+type TunePoint struct {
+	Bound int  `json:"bound"`
+	Cell  Cell `json:"cell"`
+	Meets bool `json:"meets_target"`
+	// Unstable marks bounds below the stability limit, not simulated.
+	Unstable bool `json:"unstable,omitempty"`
+}
+
+// TuneResult is the chosen bound and the curve it was read from.
+type TuneResult struct {
+	Scenario Config  `json:"scenario"`
+	Target   float64 `json:"target"`
+	Options  Options `json:"options"`
+	// Bound is the smallest n per host whose mean violation rate across
+	// seeds is ≤ Target: the value the controller pushes as set_pool's
+	// bound. When no n meets the target, Met is false and Bound is the n
+	// with the lowest violation rate.
+	Bound int  `json:"bound"`
+	Met   bool `json:"met"`
+	// Little is the Little's-law bound ⌈m(1 + 2D/S)⌉, for comparison.
+	Little int `json:"little_bound"`
+	// Stable is the smallest bound that can carry the load at all: a credit
+	// cycles in at least S + 2D, so a host with n credits completes at most
+	// n/(S + 2D) requests per µs; below ⌈mρ(1 + 2D/S)⌉ it is overloaded.
+	Stable int `json:"stability_limit"`
+	// Headroom is how much more load the chosen bound can carry before it
+	// becomes the bottleneck: n / (mρ(1 + 2D/S)) − 1. A bound that barely
+	// meets the target at the stability limit has little headroom.
+	Headroom float64 `json:"headroom"`
+	// Curve holds every evaluated bound, ascending.
+	Curve []TunePoint `json:"curve"`
+}
+
+// TuneJBSQ finds the smallest JBSQ bound n (per host) whose violation rate
+// meets the target. Bounds below the stability limit ⌈mρ(1 + 2D/S)⌉ cannot
+// carry the load and are not simulated; from that limit it evaluates n,
+// 2n, 4n, … up to max(64, 4 × the Little bound) (plus the Little bound
+// itself), then bisects between the last failing and the first passing grid
+// point, reusing the same seeds for every n (common random numbers) so the
+// curve is smooth.
+func TuneJBSQ(ctx context.Context, tc TuneConfig) (*TuneResult, error) {
+	return tuneJBSQ(ctx, tc, &tracker{fn: tc.Options.Progress})
+}
+
+func tuneJBSQ(ctx context.Context, tc TuneConfig, tr *tracker) (*TuneResult, error) {
+	o := tc.Options.withDefaults(3, 2, 100000, 10000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	if tc.Target == 0 {
+		tc.Target = 0.05
+	}
+	if !(tc.Target > 0 && tc.Target < 1) {
+		return nil, fmt.Errorf("tune jbsq: target %v must be in (0, 1)", tc.Target)
+	}
+	sc := tc.Scenario
+	sc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: 1}
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	little := LittleBound(sc.CoresPerHost, sc.Delay, sc.Service.Mean)
+	stable := StabilityBound(sc.CoresPerHost, sc.Load, sc.Delay, sc.Service.Mean)
+	res := &TuneResult{Scenario: stamp(sc, o), Target: tc.Target, Options: o, Little: little, Stable: stable}
+	seen := map[int]*TunePoint{}
+	eval := func(ns []int) error {
+		var todo []int
+		for _, n := range ns {
+			if _, ok := seen[n]; !ok && n >= 1 {
+				seen[n] = nil
+				todo = append(todo, n)
+			}
+		}
+		var cfgs []Config
+		for _, n := range todo {
+			c := sc
+			c.Policy.Bound = n
+			cfgs = append(cfgs, seeded(c, o)...)
+		}
+		runs, err := runMany(ctx, cfgs, o.Parallel, tr)
+		if err != nil {
+			return err
+		}
+		for i, n := range todo {
+			cell := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
+			seen[n] = &TunePoint{Bound: n, Cell: cell, Meets: cell.Violation.Mean <= tc.Target}
+		}
+		return nil
+	}
+	gridMax := min(65535, max(64, 4*little, stable))
+	grid := []int{min(little, 65535)}
+	for n := stable; n <= gridMax; n *= 2 {
+		grid = append(grid, n)
+	}
+	if err := eval(grid); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	sort.Ints(grid)
+	lo, hi := stable-1, -1
+	for _, n := range grid {
+		if seen[n].Meets {
+			hi = n
+			break
+		}
+		lo = n
+	}
+	if hi > 0 {
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if err := eval([]int{mid}); err != nil {
+				return nil, fmt.Errorf("tune jbsq: %w", err)
+			}
+			if seen[mid].Meets {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		res.Bound, res.Met = hi, true
+	}
+	for _, p := range seen {
+		res.Curve = append(res.Curve, *p)
+	}
+	for n := 1; n < stable; n *= 2 {
+		res.Curve = append(res.Curve, TunePoint{Bound: n, Unstable: true})
+	}
+	sort.Slice(res.Curve, func(i, j int) bool { return res.Curve[i].Bound < res.Curve[j].Bound })
+	if !res.Met {
+		best := -1
+		for i, p := range res.Curve {
+			if !p.Unstable && (best < 0 || p.Cell.Violation.Mean < res.Curve[best].Cell.Violation.Mean) {
+				best = i
+			}
+		}
+		res.Bound = res.Curve[best].Bound
+	}
+	need := float64(sc.CoresPerHost) * sc.Load * (1 + 2*sc.Delay/sc.Service.Mean)
+	res.Headroom = float64(res.Bound)/need - 1
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *TuneResult) WriteText(w io.Writer) error {
+	verdict := fmt.Sprintf("smallest n meeting %.2g %% violations: %d per host (push as set_pool bound)", 100*r.Target, r.Bound)
+	if !r.Met {
+		verdict = fmt.Sprintf("no n meets %.2g %% violations; the best is n = %d", 100*r.Target, r.Bound)
+	}
+	fmt.Fprintf(w, "tune jbsq — %s\n%s\n%s\nLittle's-law bound ⌈m(1 + 2D/S)⌉ = %d; stability limit ⌈mρ(1 + 2D/S)⌉ = %d; n = %d carries %.1f %% more load before it saturates\n",
+		verdict, scenarioLine(r.Scenario), seedsLine(r.Options), r.Little, r.Stable, r.Bound, 100*r.Headroom)
+	if r.Headroom < 0.1 {
+		fmt.Fprintf(w, "note: little headroom — a load increase of %.0f %% makes n = %d unstable; the Little bound %d leaves %.0f %%\n",
+			100*r.Headroom, r.Bound, r.Little, 100*(float64(r.Little)/float64(r.Bound)*(1+r.Headroom)-1))
+	}
+	fmt.Fprintln(w)
+	rows := make([][]string, 0, len(r.Curve))
+	for _, p := range r.Curve {
+		mark := ""
+		if p.Bound == r.Bound {
+			mark = "←"
+		}
+		if p.Unstable {
+			rows = append(rows, []string{fmt.Sprint(p.Bound), "unstable (below the stability limit, not simulated)", "", "", ""})
+			continue
+		}
+		rows = append(rows, []string{fmt.Sprint(p.Bound), pct(p.Cell.Violation), num(p.Cell.P99, 1), pct(p.Cell.HoldRate), mark})
+	}
+	return writeTable(w, []string{"N", "VIOLATIONS", "P99 µs", "HELD AT DISPATCHER", ""}, rows)
+}
