@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -232,13 +228,9 @@ func (o *evalCarbonOptions) Validate() error {
 
 // Run executes the experiment, writes plots and prints the result.
 func (o *evalCarbonOptions) Run(c *cobra.Command, s *streams) error {
-	if bar := newProgress(s.Err, "eval carbon"); bar != nil {
-		o.cfg.Progress = func(done, total int) {
-			bar.ChangeMax(total)
-			_ = bar.Set(done)
-		}
-		defer func() { _ = bar.Finish() }()
-	}
+	progress, done := newProgress(s.Err, "eval carbon")
+	defer done()
+	o.cfg.Progress = progress
 	res, err := carbon.Run(c.Context(), o.cfg)
 	if err != nil {
 		return err
@@ -251,14 +243,4 @@ func (o *evalCarbonOptions) Run(c *cobra.Command, s *streams) error {
 		res.Plots = files
 	}
 	return output.Print(s.Out, o.format, res)
-}
-
-// newProgress returns a progress bar on w when w is a terminal, else nil.
-func newProgress(w io.Writer, desc string) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions(1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 }

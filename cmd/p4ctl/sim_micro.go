@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/sim/dist"
@@ -157,36 +153,6 @@ func (r *runFlags) validate() error {
 
 func (r *runFlags) options(progress func(int, int)) micro.Options {
 	return micro.Options{Seeds: r.seeds, Seed: r.seed, Requests: r.requests, Quick: r.quick, Parallel: r.parallel, Progress: progress}
-}
-
-// newProgress returns a progress callback drawing a bar on w when w is a
-// terminal (nil otherwise) and a function that clears the bar.
-func newProgress(w io.Writer, desc string) (func(done, total int), func()) {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions(1,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	finished := false
-	return func(done, total int) {
-			if total > bar.GetMax() {
-				bar.ChangeMax(total)
-			}
-			_ = bar.Set(done)
-		}, func() {
-			if !finished {
-				finished = true
-				_ = bar.Finish()
-				_ = bar.Clear()
-			}
-		}
 }
 
 // writeResult prints res and, unless disabled, its plots.

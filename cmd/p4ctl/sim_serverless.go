@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
@@ -43,7 +40,6 @@ type simServerlessOptions struct {
 	changed     func(string) bool
 	cfg         serverless.ExperimentConfig
 	planOnly    bool
-	progressOut *os.File
 }
 
 const simServerlessLong = `Simulate dispatch of serverless requests (Poisson arrivals, chains of
@@ -205,9 +201,6 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 		c.Timeout = ms(o.timeout)
 	}
 	c.Workers = o.workers
-	if f, ok := s.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		o.progressOut = f
-	}
 	return nil
 }
 
@@ -231,17 +224,9 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.format, res)
 	}
-	if o.progressOut != nil {
-		var bar *progressbar.ProgressBar
-		o.cfg.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(o.progressOut),
-					progressbar.OptionSetDescription("sim serverless "+o.cfg.Name), progressbar.OptionShowCount(),
-					progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set(done)
-		}
-	}
+	progress, done := newProgress(s.Err, "sim serverless "+o.cfg.Name)
+	defer done()
+	o.cfg.Progress = progress
 	res, err := serverless.RunExperiment(ctx, o.cfg)
 	if err != nil {
 		return err
