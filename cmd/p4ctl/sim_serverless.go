@@ -16,30 +16,30 @@ import (
 
 // simServerlessOptions are the flags of `p4ctl sim serverless`.
 type simServerlessOptions struct {
-	experiment  string
-	dists       string
-	lambdas     string
-	policies    string
-	notify      string
-	seeds       int
-	seed        uint64
-	requests    int
-	warmup      float64
-	chain       string
-	noise       float64
-	pods        int
-	rhoMax      float64
-	delta       float64
-	waitBound   string
-	timeout     time.Duration
-	workers     int
-	quick       bool
-	outDir      string
-	noPlots     bool
-	format      output.Format
-	changed     func(string) bool
-	cfg         serverless.ExperimentConfig
-	planOnly    bool
+	experiment string
+	dists      string
+	lambdas    string
+	policies   string
+	notify     string
+	seeds      int
+	seed       uint64
+	requests   int
+	warmup     float64
+	chain      string
+	noise      float64
+	pods       int
+	rhoMax     float64
+	delta      float64
+	waitBound  string
+	timeout    time.Duration
+	workers    int
+	quick      bool
+	outDir     string
+	noPlots    bool
+	format     output.Format
+	changed    func(string) bool
+	cfg        serverless.ExperimentConfig
+	planOnly   bool
 }
 
 const simServerlessLong = `Simulate dispatch of serverless requests (Poisson arrivals, chains of
