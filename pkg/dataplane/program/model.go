@@ -223,9 +223,9 @@ func (m *Model) pass(pkt []byte, inPort uint32, res *Result) (held bool) {
 		*res = Result{Verdict: Dropped, Reason: NoPipeline, Passes: res.Passes}
 		return false
 	}
+	now := m.clock() & timestampMask // the ingress timestamp, taken before queueing for the pass
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.clock() & timestampMask
 	return h.run(pkt, inPort, now, res)
 }
 
