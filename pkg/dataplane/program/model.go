@@ -414,12 +414,14 @@ func (h *handles) run(pkt []byte, inPort uint32, now uint64, res *Result) (held 
 		bound, maxHolds, onFull := prm[h.pBound], prm[h.pMaxHolds], pipeline.OnFull(prm[h.pOnFull])
 		ttl, longReserve, longMaxHolds := prm[h.pTTL], prm[h.pLongReserve], prm[h.pLongMaxHolds]
 
-		// 9.2 candidates.
-		g := candidateHash(pkt, hdr) & 0xFFFC
+		// 9.2 candidates: the aligned group of four around the hash,
+		// starting at the hash's own position in it.
+		hash := candidateHash(pkt, hdr)
+		g := hash & 0xFFFC
 		var c, out, work [pipeline.Candidates]uint64
 		var stale [pipeline.Candidates]bool
 		for j := range c {
-			c[j] = (base + ((g | uint64(j)) & sizeMask)) & 0xFFFF
+			c[j] = (base + ((g | ((hash + uint64(j)) & 3)) & sizeMask)) & 0xFFFF
 			idx := c[j] & serverIndexMask
 			// 9.3 read; expired credits read as 0.
 			out[j], work[j] = h.rOutstanding.Read(idx), h.rWork.Read(idx)
