@@ -20,16 +20,16 @@ func (e *CodeError) Error() string { return "p4runtime: " + codeName(e.Code) }
 
 // Sentinels for the codes P4Runtime servers return.
 var (
-	ErrAlreadyExists     = &CodeError{codes.AlreadyExists}
-	ErrNotFound          = &CodeError{codes.NotFound}
-	ErrInvalidArgument   = &CodeError{codes.InvalidArgument}
-	ErrOutOfRange        = &CodeError{codes.OutOfRange}
-	ErrPermissionDenied  = &CodeError{codes.PermissionDenied}
-	ErrResourceExhausted = &CodeError{codes.ResourceExhausted}
+	ErrAlreadyExists      = &CodeError{codes.AlreadyExists}
+	ErrNotFound           = &CodeError{codes.NotFound}
+	ErrInvalidArgument    = &CodeError{codes.InvalidArgument}
+	ErrOutOfRange         = &CodeError{codes.OutOfRange}
+	ErrPermissionDenied   = &CodeError{codes.PermissionDenied}
+	ErrResourceExhausted  = &CodeError{codes.ResourceExhausted}
 	ErrFailedPrecondition = &CodeError{codes.FailedPrecondition}
-	ErrUnimplemented     = &CodeError{codes.Unimplemented}
-	ErrAborted           = &CodeError{codes.Aborted}
-	ErrUnavailable       = &CodeError{codes.Unavailable}
+	ErrUnimplemented      = &CodeError{codes.Unimplemented}
+	ErrAborted            = &CodeError{codes.Aborted}
+	ErrUnavailable        = &CodeError{codes.Unavailable}
 )
 
 // Is makes a plain gRPC status error match the sentinel with its code.
@@ -80,14 +80,14 @@ func Code(err error) codes.Code {
 // UpdateError is the failure of one update of a Write, decoded from the
 // p4.v1.Error the server returned for it.
 type UpdateError struct {
-	Index   int                // position in the slice passed to Client.Write
-	Op      p4v1.Update_Type   // INSERT, MODIFY or DELETE
-	Entity  string             // "P4ctlIngress.carbon_rank epoch=1 ..." (decoded when a P4Info is known)
-	Code    codes.Code         // canonical code
-	Message string             // the server's message
-	Space   string             // vendor error space, if any
-	VendorCode int32           // vendor error code, if any
-	Update  *p4v1.Update       // the update that failed
+	Index      int              // position in the slice passed to Client.Write
+	Op         p4v1.Update_Type // INSERT, MODIFY or DELETE
+	Entity     string           // "P4ctlIngress.carbon_rank epoch=1 ..." (decoded when a P4Info is known)
+	Code       codes.Code       // canonical code
+	Message    string           // the server's message
+	Space      string           // vendor error space, if any
+	VendorCode int32            // vendor error code, if any
+	Update     *p4v1.Update     // the update that failed
 }
 
 func (e *UpdateError) Error() string {

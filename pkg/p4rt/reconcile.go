@@ -310,4 +310,3 @@ func (c *Client) ApplyRetrySafe(ctx context.Context, updates []*p4v1.Update, opt
 	}
 	return err
 }
-
