@@ -74,8 +74,9 @@ type Region struct {
 	// ID is the catalog id, e.g. "ap-south-1".
 	ID string `json:"id"`
 	// Index is the region's data-plane index 0..31: its bit in the
-	// feasibility bitmap and its key in region_next_hop/server_pool.
-	Index int `json:"index"`
+	// feasibility bitmap and its key in region_next_hop/server_pool. It is
+	// always the catalog index (pkg/regions); when given it must match.
+	Index *int `json:"index,omitempty"`
 	// Zone overrides the catalog's grid zone used to look up carbon.
 	Zone string `json:"zone,omitempty"`
 	// NextHop is where requests routed to the region go.
@@ -197,6 +198,9 @@ type Policy struct {
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Weight is D's carbon weight w in w·C + (1−w)·L (default 0.5).
 	Weight *float64 `json:"weight,omitempty"`
+	// ColdMissing is what C+ does with a region whose profile has no cold
+	// latency: "exclude" (default: never feasible) or "warm" (no penalty).
+	ColdMissing string `json:"cold_missing,omitempty"`
 }
 
 // Default policy parameters.
@@ -236,12 +240,15 @@ type Carbon struct {
 	// watttime-api.
 	Source string `json:"source"`
 	// Seed makes the offline model's day-to-day noise reproducible.
-	Seed int64 `json:"seed,omitempty"`
+	Seed uint64 `json:"seed,omitempty"`
 	// Dir holds CSV traces (csv, electricitymaps-csv), relative to the
 	// config file's directory.
 	Dir string `json:"dir,omitempty"`
-	// Signal is "direct" (default) or "lca" for Electricity Maps data.
+	// Signal is "lca" (default) or "direct" for Electricity Maps data.
 	Signal string `json:"signal,omitempty"`
+	// Fill is what to do with missing hours in traces: "none" (default:
+	// an error), "previous" or "linear".
+	Fill string `json:"fill,omitempty"`
 	// URL overrides the API base URL (tests point it at a local server).
 	URL string `json:"url,omitempty"`
 	// TokenEnv names the environment variable holding the API token.

@@ -65,12 +65,12 @@ func (e *ValidationError) Error() string {
 // paths inside it (TLS files, trace directories, token files) are resolved
 // against the file's directory and must exist. Every problem is reported,
 // each as "path:line: yaml.path: message".
-func Load(path string, cat Catalog) (*Config, error) {
+func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c, err := Parse(data, path, cat)
+	c, err := Parse(data, path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func Load(path string, cat Catalog) (*Config, error) {
 // Parse decodes and validates a configuration. file names the input in
 // messages (it is not read). It does no I/O: file references are not checked
 // (Load does that).
-func Parse(data []byte, file string, cat Catalog) (*Config, error) {
+func Parse(data []byte, file string) (*Config, error) {
 	var root yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &root); err != nil {
 		return nil, &ValidationError{Problems: []Problem{yamlSyntaxProblem(file, err)}}
@@ -106,7 +106,7 @@ func Parse(data []byte, file string, cat Catalog) (*Config, error) {
 		// checkNode accepts only what decodes; this is a safety net.
 		return nil, &ValidationError{Problems: []Problem{{File: file, Msg: err.Error()}}}
 	}
-	if err := c.Validate(cat); err != nil {
+	if err := c.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
 			for i := range ve.Problems {
@@ -160,35 +160,41 @@ func newIndex(root *yamlv3.Node) index {
 	idx := index{}
 	if doc := documentNode(root); doc != nil {
 		idx[""] = doc.Line
-		idx.walk(doc, "", 0)
+		budget := maxNodes
+		idx.walk(doc, "", 0, &budget)
 	}
 	return idx
 }
 
-func (idx index) walk(n *yamlv3.Node, path string, depth int) {
-	if depth > 64 {
+// maxNodes bounds how many nodes the walkers visit, aliases expanded: a
+// few aliases can otherwise describe an exponentially large document.
+const maxNodes = 1 << 16
+
+func (idx index) walk(n *yamlv3.Node, path string, depth int, budget *int) {
+	if depth > 64 || *budget <= 0 {
 		return
 	}
+	*budget--
 	n = resolveAlias(n)
 	switch n.Kind {
 	case yamlv3.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" {
-				idx.walk(v, path, depth+1)
+				idx.walk(v, path, depth+1, budget)
 				continue
 			}
 			p := join(path, k.Value)
 			if _, ok := idx[p]; !ok {
 				idx[p] = k.Line
 			}
-			idx.walk(v, p, depth+1)
+			idx.walk(v, p, depth+1, budget)
 		}
 	case yamlv3.SequenceNode:
 		for i, e := range n.Content {
 			p := path + "[" + strconv.Itoa(i) + "]"
 			idx[p] = e.Line
-			idx.walk(e, p, depth+1)
+			idx.walk(e, p, depth+1, budget)
 		}
 	}
 }
@@ -240,12 +246,27 @@ var yaml11Bools = map[string]bool{
 // fields only, scalars of the right kind and range, text types that parse.
 // It reports every problem with the node's line.
 func checkNode(n *yamlv3.Node, t reflect.Type, path string, report func(*yamlv3.Node, string, string)) {
-	checkNodeDepth(n, t, path, report, 0)
+	w := &checker{report: report, budget: maxNodes}
+	w.check(n, t, path, 0)
 }
 
-func checkNodeDepth(n *yamlv3.Node, t reflect.Type, path string, report func(*yamlv3.Node, string, string), depth int) {
+type checker struct {
+	report func(*yamlv3.Node, string, string)
+	budget int
+	full   bool
+}
+
+func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) {
+	report := w.report
 	if depth > 64 {
 		report(n, path, "nesting too deep")
+		return
+	}
+	if w.budget--; w.budget <= 0 {
+		if !w.full {
+			report(n, path, fmt.Sprintf("document too large (more than %d nodes with aliases expanded)", maxNodes))
+			w.full = true
+		}
 		return
 	}
 	n = resolveAlias(n)
@@ -285,7 +306,7 @@ func checkNodeDepth(n *yamlv3.Node, t reflect.Type, path string, report func(*ya
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" && k.Tag == "!!merge" {
-				checkNodeDepth(v, t, path, report, depth+1)
+				w.check(v, t, path, depth+1)
 				continue
 			}
 			p := join(path, k.Value)
@@ -298,7 +319,7 @@ func checkNodeDepth(n *yamlv3.Node, t reflect.Type, path string, report func(*ya
 				report(k, p, "field given twice")
 			}
 			seen[k.Value] = true
-			checkNodeDepth(v, f.Type, p, report, depth+1)
+			w.check(v, f.Type, p, depth+1)
 		}
 	case reflect.Map:
 		if n.Kind != yamlv3.MappingNode {
@@ -317,7 +338,7 @@ func checkNodeDepth(n *yamlv3.Node, t reflect.Type, path string, report func(*ya
 				report(k, p, "key given twice")
 			}
 			seen[k.Value] = true
-			checkNodeDepth(v, t.Elem(), p, report, depth+1)
+			w.check(v, t.Elem(), p, depth+1)
 		}
 	case reflect.Slice:
 		if n.Kind != yamlv3.SequenceNode {
@@ -325,7 +346,7 @@ func checkNodeDepth(n *yamlv3.Node, t reflect.Type, path string, report func(*ya
 			return
 		}
 		for i, e := range n.Content {
-			checkNodeDepth(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", report, depth+1)
+			w.check(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", depth+1)
 		}
 	case reflect.String:
 		if n.Kind != yamlv3.ScalarNode {

@@ -13,22 +13,9 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
-
-// Catalog is what validation needs to know about the world outside the file:
-// which region ids exist (and their grid zones) and the built-in latency
-// profiles. pkg/regions provides the real one (see RegionsCatalog).
-type Catalog interface {
-	// Zone returns the grid zone of a catalog region id.
-	Zone(regionID string) (zone string, ok bool)
-	// RegionIDs lists the catalog's region ids (for messages).
-	RegionIDs() []string
-	// Profile returns a built-in latency profile: region id → latency.
-	Profile(name string) (map[string]Latency, bool)
-	// ProfileNames lists the built-in profiles (for messages).
-	ProfileNames() []string
-}
 
 // Limits of the data-plane program the configuration must fit in.
 const (
@@ -41,7 +28,7 @@ const (
 	shareSlack  = 1e-6
 	maxJitter   = time.Hour
 	maxExecID   = 1<<pipeline.WidthExecClass - 1
-	maxLatency  = 1e7 // ms; anything larger is a unit mistake
+	maxLatency  = regions.MaxLatencyMs // ms, exclusive: SLAs are 16-bit
 	feasibility = 4096
 	rankSize    = 4096
 	siteSize    = pipeline.MaxSites
@@ -72,14 +59,14 @@ func CanonicalPolicy(name string) (string, bool) {
 	return "", false
 }
 
-// Validate checks the configuration against the catalog and the data-plane
-// program's limits. It does no I/O. The returned *ValidationError lists
+// Validate checks the configuration against the region catalog
+// (pkg/regions) and the data-plane program's limits. It does no I/O. The returned *ValidationError lists
 // every problem with its YAML path.
-func (c *Config) Validate(cat Catalog) error {
+func (c *Config) Validate() error {
 	var p problems
 	c.validateTargets(&p)
-	regionByID := c.validateRegions(&p, cat)
-	c.validateSites(&p, cat, regionByID)
+	regionByID := c.validateRegions(&p)
+	c.validateSites(&p, regionByID)
 	c.validateClasses(&p)
 	c.validatePolicy(&p)
 	c.validateCarbon(&p)
@@ -122,7 +109,7 @@ func (c *Config) validateTargets(p *problems) {
 	}
 }
 
-func (c *Config) validateRegions(p *problems, cat Catalog) map[string]int {
+func (c *Config) validateRegions(p *problems) map[string]int {
 	byID := map[string]int{}
 	byIndex := map[int]int{}
 	servers := map[int]string{}
@@ -134,23 +121,32 @@ func (c *Config) validateRegions(p *problems, cat Catalog) map[string]int {
 	}
 	for i, r := range c.Regions {
 		path := idx("regions", i)
+		cr, known := catalogRegion(r.ID)
 		switch {
 		case r.ID == "":
 			p.add(path+".id", "required")
-		case cat != nil && !known(cat, r.ID):
-			p.add(path+".id", "unknown region %q (catalog: %s)", r.ID, strings.Join(cat.RegionIDs(), ", "))
+		case !known:
+			p.add(path+".id", "unknown region %q (catalog: %s)", r.ID, strings.Join(catalogIDs(), ", "))
 		}
 		if j, dup := byID[r.ID]; dup && r.ID != "" {
 			p.add(path+".id", "duplicate region %q (also regions[%d])", r.ID, j)
 		} else if r.ID != "" {
 			byID[r.ID] = i
 		}
-		if r.Index < 0 || r.Index >= pipeline.MaxRegions {
-			p.add(path+".index", "region index %d out of range 0..%d", r.Index, pipeline.MaxRegions-1)
-		} else if j, dup := byIndex[r.Index]; dup {
-			p.add(path+".index", "duplicate region index %d (also regions[%d], %s)", r.Index, j, c.Regions[j].ID)
-		} else {
-			byIndex[r.Index] = i
+		if r.Index != nil {
+			switch {
+			case *r.Index < 0 || *r.Index >= pipeline.MaxRegions:
+				p.add(path+".index", "region index %d out of range 0..%d", *r.Index, pipeline.MaxRegions-1)
+			case known && *r.Index != int(cr.Index):
+				p.add(path+".index", "%s has catalog index %d, not %d (the data plane uses catalog indices; leave index out)", r.ID, cr.Index, *r.Index)
+			}
+		}
+		if known {
+			if j, dup := byIndex[int(cr.Index)]; dup {
+				p.add(path+".index", "duplicate region index %d (also regions[%d], %s)", cr.Index, j, c.Regions[j].ID)
+			} else {
+				byIndex[int(cr.Index)] = i
+			}
 		}
 		nh := path + ".next_hop"
 		switch {
@@ -172,9 +168,22 @@ func (c *Config) validateRegions(p *problems, cat Catalog) map[string]int {
 	return byID
 }
 
-func known(cat Catalog, id string) bool {
-	_, ok := cat.Zone(id)
-	return ok
+// catalogRegion finds a catalog region by its AWS id (exactly; cities and
+// zones are not accepted in the controller config).
+func catalogRegion(id string) (regions.Region, bool) {
+	r, ok := regions.LookupRegion(id)
+	if !ok || r.ID != id {
+		return regions.Region{}, false
+	}
+	return r, true
+}
+
+func catalogIDs() []string {
+	var ids []string
+	for _, r := range regions.Catalog() {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 func checkPort(p *problems, path string, port int) {
@@ -257,7 +266,7 @@ func intList(v []int) string {
 	return strings.Join(s, ",")
 }
 
-func (c *Config) validateSites(p *problems, cat Catalog, regionByID map[string]int) {
+func (c *Config) validateSites(p *problems, regionByID map[string]int) {
 	if len(c.Sites) == 0 {
 		p.add("sites", "at least one client site is required")
 	}
@@ -299,24 +308,24 @@ func (c *Config) validateSites(p *problems, cat Catalog, regionByID map[string]i
 			nPrefixes++
 		}
 		var prof map[string]Latency
-		if s.Profile != "" && cat != nil {
+		if s.Profile != "" {
 			var ok bool
-			if prof, ok = cat.Profile(s.Profile); !ok {
-				p.add(path+".profile", "unknown latency profile %q (built-in: %s)", s.Profile, strings.Join(cat.ProfileNames(), ", "))
+			if prof, ok = builtinProfile(s.Profile); !ok {
+				p.add(path+".profile", "unknown latency profile %q (built-in: %s)", s.Profile, strings.Join(builtinProfiles(), ", "))
 				continue
 			}
 		}
 		for _, rid := range sortedKeys(s.Latency) {
 			lp := path + ".latency." + rid
-			if _, used := regionByID[rid]; !used && (cat == nil || !known(cat, rid)) {
-				p.add(lp, "latency for unknown region %q", rid)
+			if _, ok := catalogRegion(rid); !ok {
+				p.add(lp, "latency for unknown region %q (catalog: %s)", rid, strings.Join(catalogIDs(), ", "))
 			}
 			l := s.Latency[rid]
-			if !(l.P95 > 0) || l.P95 > maxLatency {
-				p.add(lp+".p95_ms", "P95 latency %v ms out of range (0, %g]", l.P95, float64(maxLatency))
+			if !(l.P95 > 0) || l.P95 >= maxLatency {
+				p.add(lp+".p95_ms", "P95 latency %v ms out of range (0, %d)", l.P95, maxLatency)
 			}
-			if l.Cold != nil && (*l.Cold < 0 || *l.Cold > maxLatency) {
-				p.add(lp+".cold_ms", "cold latency %v ms out of range [0, %g]", *l.Cold, float64(maxLatency))
+			if l.Cold != nil && !(*l.Cold >= 0 && *l.Cold < maxLatency) {
+				p.add(lp+".cold_ms", "cold latency %v ms out of range [0, %d)", *l.Cold, maxLatency)
 			}
 		}
 		for _, r := range c.Regions {
@@ -328,9 +337,6 @@ func (c *Config) validateSites(p *problems, cat Catalog, regionByID map[string]i
 			}
 			if _, ok := prof[r.ID]; ok {
 				continue
-			}
-			if s.Profile != "" && cat == nil {
-				continue // cannot resolve the profile without a catalog
 			}
 			p.add(path+".latency", "no latency for region %s (give latency.%s.p95_ms or a profile that has it)", r.ID, r.ID)
 		}
@@ -396,6 +402,9 @@ func (c *Config) validatePolicy(p *problems) {
 	if w := c.Policy.Weight; w != nil && !(*w >= 0 && *w <= 1) {
 		p.add("policy.weight", "weight %v out of range [0, 1]", *w)
 	}
+	if _, err := regions.ParseColdMissing(c.Policy.ColdMissing); err != nil {
+		p.add("policy.cold_missing", "want exclude or warm, got %q", c.Policy.ColdMissing)
+	}
 	if name == PolicyD {
 		// Two generations of per-site rankings live side by side during an update.
 		if n := 2 * len(c.Sites) * len(c.Regions); n > rankSize {
@@ -429,7 +438,10 @@ func (c *Config) validateCarbon(p *problems) {
 	switch cb.Signal {
 	case "", "direct", "lca":
 	default:
-		p.add("carbon.signal", "want direct or lca, got %q", cb.Signal)
+		p.add("carbon.signal", "want lca or direct, got %q", cb.Signal)
+	}
+	if _, err := regions.ParseFill(cb.Fill); err != nil {
+		p.add("carbon.fill", "want none, previous or linear, got %q", cb.Fill)
 	}
 	if cb.StalenessBound.Duration != 0 && cb.StalenessBound.Duration < time.Hour {
 		p.add("carbon.staleness_bound", "%s is shorter than the data's 1 h resolution", cb.StalenessBound.Duration)
@@ -544,23 +556,4 @@ func (c *Config) checkFiles(file string, data []byte) error {
 		p.list[i].Line = ix.line(p.list[i].Path)
 	}
 	return sortProblems(p.list)
-}
-
-// SiteLatency returns site s's latency to every configured region: the
-// site's built-in profile overlaid with its latency map. Regions with no
-// latency are absent (Validate reports them).
-func (c *Config) SiteLatency(cat Catalog, s Site) map[string]Latency {
-	out := make(map[string]Latency, len(c.Regions))
-	var prof map[string]Latency
-	if s.Profile != "" && cat != nil {
-		prof, _ = cat.Profile(s.Profile)
-	}
-	for _, r := range c.Regions {
-		if l, ok := s.Latency[r.ID]; ok {
-			out[r.ID] = l
-		} else if l, ok := prof[r.ID]; ok {
-			out[r.ID] = l
-		}
-	}
-	return out
 }
