@@ -1,7 +1,264 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
 
-func newEvalCmd(_ *streams) *cobra.Command {
-	return notYet("eval", "Run the research evaluations", "2")
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
+	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+func newEvalCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Run the research evaluations and put our numbers beside the papers'",
+	}
+	cmd.AddCommand(newEvalCarbonCmd(s))
+	return cmd
+}
+
+// evalCarbonOptions are the flags of `p4ctl eval carbon`.
+type evalCarbonOptions struct {
+	traces, metric, fill  string
+	period, from, to      string
+	carbonSeed, seed      uint64
+	runs, requests, mixed int
+	pools                 []int
+	slas                  []float64
+	sitesFile, site       string
+	alpha, w, capShare    float64
+	coldMissing           string
+	keepAlive             time.Duration
+	latencyModel          string
+	latencySigma          float64
+	outDir                string
+	noPlots, quick        bool
+	format                output.Format
+	cfg                   carbon.Config
+}
+
+func newEvalCarbonCmd(s *streams) *cobra.Command {
+	o := &evalCarbonOptions{}
+	cmd := &cobra.Command{
+		Use:   "carbon",
+		Short: "Reproduce the SLA-constrained carbon-aware routing tables (policies A, B, C, C+, D, C+warm, C-cap)",
+		Long: `Runs the paper's experiment: for each SLA class (300/500/800/1000/3000 ms) 30 runs
+of 1000 requests at uniformly random hours of the period, plus 30 mixed runs of
+5000 requests (20/30/20/20/10 %), in the 5- and 12-region pools, from the
+Mumbai client site. Prints Table 3 and Table 4 analogues, 5→12 scaling,
+decision times and the paper's figures beside ours (labelled), and writes
+PNG and SVG plots.
+
+Without --traces the carbon data is the built-in synthetic model (not measured
+data); every output names the carbon source it used.`,
+		Example: `  p4ctl eval carbon
+  p4ctl eval carbon --traces ../shared/data/carbon --period 2022-01
+  p4ctl eval carbon --latency-model sampled -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(c); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
+	f.StringVar(&o.metric, "metric", "lca", "Electricity Maps column: lca or direct")
+	f.StringVar(&o.fill, "fill", "none", "gaps in traces: none (error), previous or linear")
+	f.StringVar(&o.period, "period", "", "month YYYY-MM (default: the first whole month of the data)")
+	f.StringVar(&o.from, "from", "", "period start YYYY-MM-DD or RFC 3339 (with --to, instead of --period)")
+	f.StringVar(&o.to, "to", "", "period end, exclusive")
+	f.Uint64Var(&o.carbonSeed, "carbon-seed", 1, "seed of the synthetic carbon model")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sampling")
+	f.IntVar(&o.runs, "runs", 30, "runs per class")
+	f.IntVar(&o.requests, "requests", 1000, "requests per run of one SLA class")
+	f.IntVar(&o.mixed, "mixed-requests", 5000, "requests per mixed run")
+	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, "pool sizes (first n catalog regions)")
+	f.Float64SliceVar(&o.slas, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
+	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites (default: the built-in mumbai site)")
+	f.StringVar(&o.site, "site", "mumbai", "client site name")
+	f.Float64Var(&o.alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
+	f.Float64Var(&o.w, "w", 0.5, "D: weight of carbon (1-w for latency)")
+	f.StringVar(&o.coldMissing, "cold-missing", "exclude", "C+ for regions without a cold latency: exclude or warm")
+	f.DurationVar(&o.keepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
+	f.Float64Var(&o.capShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
+	f.StringVar(&o.latencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
+	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal sigma")
+	f.StringVar(&o.outDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
+	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
+	f.BoolVar(&o.quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")
+	output.AddFlag(f, &o.format)
+	return cmd
+}
+
+// Complete loads the carbon source and site and fills the experiment config.
+func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
+	if o.quick {
+		if !c.Flags().Changed("runs") {
+			o.runs = 4
+		}
+		if !c.Flags().Changed("requests") {
+			o.requests = 200
+		}
+		if !c.Flags().Changed("mixed-requests") {
+			o.mixed = 1000
+		}
+	}
+	metric, err := regions.ParseMetric(o.metric)
+	if err != nil {
+		return usageErrorf("--metric: %v", err)
+	}
+	fill, err := regions.ParseFill(o.fill)
+	if err != nil {
+		return usageErrorf("--fill: %v", err)
+	}
+	cm, err := regions.ParseColdMissing(o.coldMissing)
+	if err != nil {
+		return usageErrorf("--cold-missing: %v", err)
+	}
+	var period regions.Period
+	switch {
+	case o.period != "" && (o.from != "" || o.to != ""):
+		return usageErrorf("--period and --from/--to are exclusive")
+	case o.period != "":
+		if period, err = regions.ParseMonth(o.period); err != nil {
+			return usageErrorf("--period: %v", err)
+		}
+	case o.from != "" || o.to != "":
+		if o.from == "" || o.to == "" {
+			return usageErrorf("--from and --to go together")
+		}
+		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
+			return usageErrorf("--from/--to: %v", err)
+		}
+	}
+	var src regions.CarbonSource
+	if o.traces != "" {
+		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
+		if err != nil {
+			return err
+		}
+		src = ts
+	} else {
+		p := regions.DefaultSyntheticPeriod()
+		if period.Hours() > 0 && !period.Within(p) {
+			p = regions.Period{From: time.Date(period.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC),
+				To: time.Date(period.To.Add(-time.Hour).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)}
+		}
+		if src, err = regions.NewSynthetic(o.carbonSeed, p); err != nil {
+			return err
+		}
+	}
+	if period.Hours() == 0 {
+		if period, err = firstWholeMonth(src.Period()); err != nil {
+			return err
+		}
+	}
+	site := regions.Mumbai()
+	if o.sitesFile != "" {
+		sites, err := regions.LoadSites(o.sitesFile)
+		if err != nil {
+			return err
+		}
+		site = nil
+		for _, s := range sites {
+			if s.Name() == o.site {
+				site = s
+			}
+		}
+		if site == nil {
+			return usageErrorf("--site %q not in %s", o.site, o.sitesFile)
+		}
+	} else if o.site != "mumbai" {
+		return usageErrorf("--site %q: only the built-in site mumbai exists without --sites", o.site)
+	}
+	o.cfg = carbon.Config{
+		Source: src, Period: period, Site: site, Pools: o.pools, SLAs: o.slas,
+		Runs: o.runs, Requests: o.requests, MixedRequests: o.mixed, Seed: o.seed,
+		Options:  regions.Options{Alpha: o.alpha, W: o.w, ColdMissing: cm, KeepAlive: o.keepAlive},
+		CapShare: o.capShare, LatencyModel: o.latencyModel, LatencySigma: o.latencySigma,
+	}
+	return nil
+}
+
+// firstWholeMonth returns the first calendar month inside p.
+func firstWholeMonth(p regions.Period) (regions.Period, error) {
+	t := time.Date(p.From.Year(), p.From.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if t.Before(p.From) {
+		t = t.AddDate(0, 1, 0)
+	}
+	m := regions.Period{From: t, To: t.AddDate(0, 1, 0)}
+	if !m.Within(p) {
+		return regions.Period{}, fmt.Errorf("the carbon data (%s) holds no whole month: give --from/--to", p)
+	}
+	return m, nil
+}
+
+// Validate checks flag values.
+func (o *evalCarbonOptions) Validate() error {
+	if o.runs < 2 || o.requests < 1 || o.mixed < 1 {
+		return usageErrorf("--runs must be >= 2 and --requests/--mixed-requests >= 1")
+	}
+	if len(o.slas) != 5 {
+		return usageErrorf("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
+	}
+	if o.latencyModel != carbon.LatencyP95 && o.latencyModel != carbon.LatencySampled {
+		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
+	}
+	if err := o.cfg.Options.Validate(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !(o.capShare > 0 && o.capShare <= 1) {
+		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
+	}
+	for _, p := range o.pools {
+		if _, err := regions.PoolOf(p); err != nil {
+			return usageErrorf("--pools: %v", err)
+		}
+	}
+	return nil
+}
+
+// Run executes the experiment, writes plots and prints the result.
+func (o *evalCarbonOptions) Run(c *cobra.Command, s *streams) error {
+	if bar := newProgress(s.Err, "eval carbon"); bar != nil {
+		o.cfg.Progress = func(done, total int) {
+			bar.ChangeMax(total)
+			_ = bar.Set(done)
+		}
+		defer func() { _ = bar.Finish() }()
+	}
+	res, err := carbon.Run(c.Context(), o.cfg)
+	if err != nil {
+		return err
+	}
+	if !o.noPlots {
+		files, err := carbon.WritePlots(res, o.outDir)
+		if err != nil {
+			return err
+		}
+		res.Plots = files
+	}
+	return output.Print(s.Out, o.format, res)
+}
+
+// newProgress returns a progress bar on w when w is a terminal, else nil.
+func newProgress(w io.Writer, desc string) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions(1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 }

@@ -269,7 +269,8 @@ func Rank(s *Site, set RegionSet, c *HourCarbon) []Index {
 // ScoresD returns policy D's score of every candidate (pool ∩ site regions)
 // at one hour: w·C_norm + (1−w)·L_norm, each min–max normalized over the
 // candidates (a term whose max equals its min contributes 0). Regions
-// outside the candidates get +Inf.
+// outside the candidates get +Inf. Rank(s, pool&s.Regions(), &scores) is D's
+// per-site preference order; its first element is D's decision.
 func ScoresD(s *Site, pool RegionSet, c *HourCarbon, o Options) HourCarbon {
 	var out HourCarbon
 	cmin, cmax := math.Inf(1), math.Inf(-1)
@@ -282,8 +283,18 @@ func ScoresD(s *Site, pool RegionSet, c *HourCarbon, o Options) HourCarbon {
 		if cand&(1<<r) == 0 {
 			continue
 		}
-		cmin, cmax = math.Min(cmin, c[r]), math.Max(cmax, c[r])
-		lmin, lmax = math.Min(lmin, s.p95[r]), math.Max(lmax, s.p95[r])
+		if v := c[r]; v < cmin {
+			cmin = v
+		}
+		if v := c[r]; v > cmax {
+			cmax = v
+		}
+		if l := s.p95[r]; l < lmin {
+			lmin = l
+		}
+		if l := s.p95[r]; l > lmax {
+			lmax = l
+		}
 	}
 	for _, r := range s.order[:s.n] {
 		if cand&(1<<r) == 0 {
@@ -328,8 +339,7 @@ func Decide(p Policy, s *Site, pool RegionSet, slaMs float64, c *HourCarbon, o O
 func DecideC(s *Site, pool RegionSet, slaMs float64, c *HourCarbon) Index {
 	best, first := NoRegion, NoRegion
 	bestC := math.Inf(1)
-	for k := 0; k < s.n; k++ {
-		r := s.order[k]
+	for _, r := range s.order[:s.n] {
 		if pool&(1<<r) == 0 {
 			continue
 		}

@@ -5,10 +5,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -248,12 +249,7 @@ func (s *Synthetic) Period() Period { return s.period }
 
 // Zones implements CarbonSource.
 func (s *Synthetic) Zones() []string {
-	z := make([]string, 0, len(s.zones))
-	for k := range s.zones {
-		z = append(z, k)
-	}
-	sort.Strings(z)
-	return z
+	return slices.Sorted(maps.Keys(s.zones))
 }
 
 // Seed is the model's seed.

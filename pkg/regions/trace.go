@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +87,7 @@ type TraceSource struct {
 	series  map[string]*series
 	filled  int
 	skipped []string
+	formats map[string]bool // "normalized CSV", "Electricity Maps portal CSV (LCA)"
 }
 
 type series struct {
@@ -125,17 +128,8 @@ func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
 	return src, nil
 }
 
-func describeTraces(dir string, src *TraceSource, o LoadOptions) string {
-	years := map[int]bool{}
-	for y := src.period.From.Year(); !time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC).After(src.period.To.Add(-time.Hour)); y++ {
-		years[y] = true
-	}
-	var ys []string
-	for y := range years {
-		ys = append(ys, strconv.Itoa(y))
-	}
-	sort.Strings(ys)
-	d := fmt.Sprintf("measured hourly traces %s %s from %s (%d zones, %s)", strings.Join(ys, ","), o.Metric, dir, len(src.series), src.period)
+func describeTraces(dir string, src *TraceSource, _ LoadOptions) string {
+	d := src.label(dir)
 	if _, err := os.Stat(filepath.Join(dir, "PROVENANCE.md")); err == nil {
 		d += ", provenance in " + filepath.Join(dir, "PROVENANCE.md")
 	}
@@ -147,7 +141,7 @@ func describeTraces(dir string, src *TraceSource, o LoadOptions) string {
 
 // LoadTraceFiles loads the given CSV files (see LoadTraces).
 func LoadTraceFiles(paths []string, o LoadOptions) (*TraceSource, error) {
-	src := &TraceSource{series: map[string]*series{}}
+	src := &TraceSource{series: map[string]*series{}, formats: map[string]bool{}}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -161,21 +155,35 @@ func LoadTraceFiles(paths []string, o LoadOptions) (*TraceSource, error) {
 		return nil, err
 	}
 	if src.desc == "" {
-		src.desc = fmt.Sprintf("measured hourly traces %s from %s (%d zones, %s)", o.Metric, strings.Join(paths, ","), len(src.series), src.period)
+		src.desc = src.label(strings.Join(paths, ","))
 	}
 	return src, nil
 }
 
+// label describes the source: years, origin, file formats, zones, period.
+func (src *TraceSource) label(where string) string {
+	var ys []string
+	for y := src.period.From.Year(); y <= src.period.To.Add(-time.Hour).Year(); y++ {
+		ys = append(ys, strconv.Itoa(y))
+	}
+	var fs []string
+	for f := range src.formats {
+		fs = append(fs, f)
+	}
+	sort.Strings(fs)
+	return fmt.Sprintf("measured hourly traces %s from %s (%s; %d zones, %s)", strings.Join(ys, ","), where, strings.Join(fs, ", "), len(src.series), src.period)
+}
+
 // ParseTraces parses one CSV file's contents; name is used in errors.
 func ParseTraces(name string, data []byte, o LoadOptions) (*TraceSource, error) {
-	src := &TraceSource{series: map[string]*series{}}
+	src := &TraceSource{series: map[string]*series{}, formats: map[string]bool{}}
 	if err := src.add(name, data, o); err != nil {
 		return nil, err
 	}
 	if err := src.finish(); err != nil {
 		return nil, err
 	}
-	src.desc = fmt.Sprintf("measured hourly traces %s from %s (%d zones, %s)", o.Metric, name, len(src.series), src.period)
+	src.desc = src.label(name)
 	return src, nil
 }
 
@@ -185,6 +193,7 @@ var errSkip = errors.New("not an hourly carbon trace")
 type fileFormat struct {
 	timeCol, zoneCol, valCol int
 	layout                   string
+	name                     string // format name for Describe
 }
 
 func detect(name string, header []string, o LoadOptions) (fileFormat, error) {
@@ -210,9 +219,10 @@ func detect(name string, header []string, o LoadOptions) (fileFormat, error) {
 		if header[2] != normalizedHeader[2] {
 			return fileFormat{}, fmt.Errorf("%s:1: wrong units: value column %q, want %q (gCO2eq/kWh)", name, header[2], normalizedHeader[2])
 		}
-		return fileFormat{0, 1, 2, time.RFC3339}, nil
+		return fileFormat{0, 1, 2, time.RFC3339, "normalized CSV"}, nil
 	case col(emTime) >= 0:
-		f := fileFormat{timeCol: col(emTime), zoneCol: col(emZone), valCol: -1, layout: "2006-01-02 15:04:05"}
+		f := fileFormat{timeCol: col(emTime), zoneCol: col(emZone), valCol: -1, layout: "2006-01-02 15:04:05",
+			name: "Electricity Maps portal CSV (" + o.Metric.String() + ")"}
 		if f.zoneCol < 0 {
 			return f, fmt.Errorf("%s:1: Electricity Maps file without a %q column", name, emZone)
 		}
@@ -262,10 +272,14 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return fmt.Errorf("%s:%d: %w", name, pe.Line, pe.Err)
+			}
+			return fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := r.FieldPos(0)
 		if firstLine == 0 {
 			firstLine = line
 		}
@@ -344,6 +358,7 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 	for _, z := range order {
 		src.series[z] = local[z]
 	}
+	src.formats[f.name] = true
 	return nil
 }
 
@@ -397,12 +412,7 @@ func (src *TraceSource) Period() Period { return src.period }
 
 // Zones implements CarbonSource.
 func (src *TraceSource) Zones() []string {
-	z := make([]string, 0, len(src.series))
-	for k := range src.series {
-		z = append(z, k)
-	}
-	sort.Strings(z)
-	return z
+	return slices.Sorted(maps.Keys(src.series))
 }
 
 // Describe implements CarbonSource.

@@ -1,6 +1,7 @@
 // Package stats holds the small statistics every p4ctl experiment reports:
 // means with standard deviations, standard errors and 95 % confidence
-// intervals across seeds, and empirical quantiles.
+// intervals across seeds, empirical quantiles, and the two-sided
+// Mann–Whitney U test (exact for small samples, tie-corrected otherwise).
 package stats
 
 import (

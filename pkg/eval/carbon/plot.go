@@ -1,0 +1,230 @@
+package carbon
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// WritePlots renders the experiment's plots into dir as PNG and SVG: saving
+// vs SLA per policy, routing shares of C (stacked bars), the hourly carbon
+// heatmap and the CDF of per-run savings of C, per pool. Every plot names
+// its carbon source. It returns the files written.
+func WritePlots(r *Result, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	src := shortSource(r.CarbonSource)
+	var files []string
+	save := func(p *plot.Plot, name string, w, h vg.Length) error {
+		for _, ext := range []string{"png", "svg"} {
+			f := filepath.Join(dir, name+"."+ext)
+			if err := p.Save(w, h, f); err != nil {
+				return fmt.Errorf("plots: %s: %w", f, err)
+			}
+			files = append(files, f)
+		}
+		return nil
+	}
+	for _, pool := range r.Pools {
+		p, err := savingPlot(r, pool, src)
+		if err != nil {
+			return nil, err
+		}
+		if err := save(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+		if p, err = sharePlot(r, pool, src); err != nil {
+			return nil, err
+		}
+		if err := save(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+		if p, err = cdfPlot(r, pool, src); err != nil {
+			return nil, err
+		}
+		if err := save(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+	}
+	if r.table != nil {
+		p := heatmap(r, src)
+		if err := save(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// shortSource keeps the part of a source description before the first ';'.
+func shortSource(s string) string {
+	if i := strings.IndexByte(s, ';'); i > 0 {
+		s = s[:i]
+	}
+	if len(s) > 110 {
+		s = s[:107] + "..."
+	}
+	return s
+}
+
+func classesOf(r *Result) []string {
+	var out []string
+	for _, s := range r.SLAs {
+		out = append(out, fmt.Sprintf("%g", s))
+	}
+	return append(out, "mixed")
+}
+
+func newPlot(title, src string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title + "\n" + src
+	p.Legend.Top = true
+	return p
+}
+
+func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms)"
+	p.Y.Label.Text = "saving vs A (%)"
+	cls := classesOf(r)
+	p.NominalX(cls...)
+	for k, pol := range regions.Policies()[1:] {
+		var pts plotter.XYs
+		for i, c := range cls {
+			if row, ok := r.Find(pool, pol.String(), c); ok {
+				pts = append(pts, plotter.XY{X: float64(i), Y: row.SavingPct})
+			}
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		col := plotutil.Color(k)
+		l.Color, s.Color = col, col
+		l.Dashes = plotutil.Dashes(k)
+		s.Shape = plotutil.Shape(k)
+		p.Add(l, s)
+		p.Legend.Add(pol.String(), l, s)
+	}
+	p.Add(plotter.NewGrid())
+	p.X.Min, p.X.Max = -0.3, float64(len(cls)-1)+1.4 // room for the legend on the right
+	return p, nil
+}
+
+func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+	p.Y.Label.Text = "share of requests (%)"
+	cls := classesOf(r)
+	p.NominalX(cls...)
+	set, _ := regions.PoolOf(pool)
+	idx := set.Indices()
+	cols := palette.Rainbow(len(idx), 0, 0.85, 0.8, 0.9, 1).Colors()
+	var below *plotter.BarChart
+	for k, i := range idx {
+		reg, _ := regions.RegionAt(i)
+		vals := make(plotter.Values, len(cls))
+		for j, c := range cls {
+			if row, ok := r.Find(pool, "C", c); ok {
+				vals[j] = 100 * row.RouteShare[reg.ID]
+			}
+		}
+		b, err := plotter.NewBarChart(vals, vg.Points(28))
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		b.Color = cols[k]
+		b.LineStyle.Width = 0
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		p.Legend.Add(reg.City, b)
+	}
+	p.X.Min, p.X.Max = -0.6, float64(len(cls)-1)+1.6 // room for the legend on the right
+	return p, nil
+}
+
+func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool), src)
+	p.X.Label.Text = "saving of one run (%)"
+	p.Y.Label.Text = "fraction of runs"
+	cls := classesOf(r)
+	cols := palette.Rainbow(len(cls), 0, 0.8, 0.9, 0.9, 1).Colors()
+	for k, c := range cls {
+		row, ok := r.Find(pool, "C", c)
+		if !ok || len(row.RunSavingPct) == 0 {
+			continue
+		}
+		v := append([]float64(nil), row.RunSavingPct...)
+		sort.Float64s(v)
+		var pts plotter.XYs
+		for i, x := range v {
+			pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(v))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(v))})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		l.Color = cols[k]
+		l.Dashes = plotutil.Dashes(k)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		label := c + " ms"
+		if c == "mixed" {
+			label = c
+		}
+		p.Legend.Add(label, l)
+	}
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	return p, nil
+}
+
+// grid is the carbon table as a heat-map grid: x = hour, y = region.
+type grid struct {
+	t   *regions.CarbonTable
+	idx []regions.Index
+}
+
+func (g grid) Dims() (c, r int)   { return g.t.Hours(), len(g.idx) }
+func (g grid) Z(c, r int) float64 { return g.t.Hour(c)[g.idx[r]] }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+
+func heatmap(r *Result, src string) *plot.Plot {
+	g := grid{t: r.table, idx: r.table.Regions().Indices()}
+	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period), src)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, z := range r.Zones {
+		lo, hi = math.Min(lo, z.Min), math.Max(hi, z.Max)
+	}
+	pal := moreland.SmoothBlueRed()
+	pal.SetMin(lo)
+	pal.SetMax(hi)
+	h := plotter.NewHeatMap(g, pal.Palette(64))
+	h.Min, h.Max = lo, hi
+	p.Add(h)
+	names := make([]string, len(g.idx))
+	for k, i := range g.idx {
+		reg, _ := regions.RegionAt(i)
+		names[k] = reg.City
+	}
+	p.NominalY(names...)
+	p.X.Label.Text = fmt.Sprintf("hour since %s (blue %.0f … red %.0f)", r.Period.From.Format("2006-01-02 15:04Z"), lo, hi)
+	p.X.Min, p.X.Max = -0.5, float64(r.table.Hours())-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(g.idx))-0.5
+	return p
+}
