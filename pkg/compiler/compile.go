@@ -391,9 +391,9 @@ func rankings(in Input, pool regions.RegionSet) (shared []regions.Index, own [][
 			orders[i] = pool.Indices()
 		case regions.PolicyD:
 			sc := regions.ScoresD(s, pool, &in.Carbon.Intensity, in.Options)
-			orders[i] = regions.Rank(s, pool, &sc)
+			orders[i] = regions.Rank(s, pool&s.Regions(), &sc)
 		default:
-			orders[i] = regions.Rank(s, pool, &in.Carbon.Intensity)
+			orders[i] = regions.Rank(s, pool&s.Regions(), &in.Carbon.Intensity)
 		}
 	}
 	if n == 0 {
