@@ -231,8 +231,8 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 		}
 		if n&(n-1) != 0 {
 			p.add(path+".servers", "pool of %d servers: the size must be a power of two (1, 2, 4, 8, …)", n)
-		} else if n >= pipeline.Candidates && base%pipeline.Candidates != 0 {
-			p.add(path+".servers", "pool of %d servers starts at id %d: with 4 or more servers the first id must be a multiple of 4", n, base)
+		} else if align := min(n, pipeline.Candidates); base%align != 0 {
+			p.add(path+".servers", "pool of %d servers starts at id %d: the first id must be a multiple of %d (pools are aligned to min(size, 4))", n, base, align)
 		}
 	}
 	if _, ok := pipeline.ParsePolicy(pool.Policy); !ok {
