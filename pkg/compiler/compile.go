@@ -151,6 +151,9 @@ type Meta struct {
 	// SiteRankings counts sites with their own ranking entries (D, or
 	// carbon ties broken differently by latency).
 	SiteRankings int `json:"site_rankings"`
+	// TiesByIndex is set when per-site tie-breaking entries did not fit
+	// carbon_rank and carbon ties are broken by region index instead.
+	TiesByIndex bool `json:"ties_by_index,omitempty"`
 }
 
 // RankedRegion is one place of a ranking.
@@ -172,6 +175,8 @@ func (m Meta) clone() Meta {
 const (
 	sharedRankBase = pipeline.MaxRegions
 	siteRankBase   = 2 * pipeline.MaxRegions
+	// rankTableSize is carbon_rank's size (pipeline.Schema).
+	rankTableSize = 4096
 	// maxSLA is the largest SLA the 16-bit sla_ms key can carry.
 	maxSLA = 1<<pipeline.WidthSLA - 1
 	// FeasibilityPriority is the priority of every sla_feasibility entry
@@ -218,6 +223,17 @@ func Compile(in Input) (*State, error) {
 	nRank := len(shared)
 	for _, o := range own {
 		nRank += len(o)
+	}
+	// Two generations must fit carbon_rank during an update. Per-site
+	// rankings that only break carbon ties differently are dropped when they
+	// would not fit (ties then go to the lower index, as in the shared
+	// ranking); D's are required and Validate bounds them.
+	tiesDropped := false
+	if 2*nRank > rankTableSize {
+		if in.Policy == regions.PolicyD {
+			return nil, fmt.Errorf("compile: policy D needs %d carbon_rank entries per generation, the table holds %d for two", nRank, rankTableSize)
+		}
+		own, nRank, tiesDropped = make([][]regions.Index, len(own)), len(shared), true
 	}
 	nServers := 0
 	for _, r := range cfg.Regions {
@@ -354,6 +370,7 @@ func Compile(in Input) (*State, error) {
 
 	st.sort()
 	st.Meta = meta(in, shared, own)
+	st.Meta.TiesByIndex = tiesDropped
 	return st, nil
 }
 

@@ -235,3 +235,42 @@ func TestHourIn(t *testing.T) {
 		t.Error("mapped an hour outside a 2-hour period")
 	}
 }
+
+// TestTiesTooManyForTable: when per-site tie-breaking would not leave room
+// for two generations in carbon_rank, ties go to the lower index; decisions
+// still pick a cleanest feasible region.
+func TestTiesTooManyForTable(t *testing.T) {
+	if got := tableSize(t, pipeline.TableCarbonRank); got != rankTableSize {
+		t.Fatalf("rankTableSize %d, schema says %d", rankTableSize, got)
+	}
+	cfg := generated(t, 12, 300, 5, "C", 4)
+	c := snapshot(t, cfg, testHour)
+	for _, r := range cfg.Pool().Indices() {
+		c.Intensity[r] = 100 // everything ties
+	}
+	in := input(t, cfg, regions.PolicyC, c, 1)
+	st := compile(t, in)
+	if !st.Meta.TiesByIndex || len(st.Table(pipeline.TableCarbonRank))*2 > rankTableSize {
+		t.Fatalf("ties_by_index %v with %d rank entries", st.Meta.TiesByIndex, len(st.Table(pipeline.TableCarbonRank)))
+	}
+	rt := NewRouter(st)
+	pool := cfg.Pool()
+	for i, cs := range cfg.Sites {
+		for _, sla := range []int{0, 500, 1000, 3000} {
+			got := rt.Route(uint16(cs.ID), uint16(sla), 0)
+			want := regions.Decide(regions.PolicyC, in.Sites[i], pool, float64(sla), &c.Intensity, in.Options)
+			if got.Fallback != want.Fallback || (!got.Fallback && !got.Feasible.Has(regions.Index(got.Region))) {
+				t.Fatalf("site %s SLA %d: %+v vs %+v", cs.Name, sla, got, want)
+			}
+		}
+	}
+}
+
+func tableSize(t *testing.T, name string) int {
+	t.Helper()
+	tb, ok := pipeline.Schema().Table(name)
+	if !ok {
+		t.Fatalf("no table %s", name)
+	}
+	return tb.Size
+}

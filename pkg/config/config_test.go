@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -285,5 +286,23 @@ func TestAliasBomb(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("parser still expanding aliases after 10 s")
+	}
+}
+
+// TestLimitsMatchSchema: the table sizes validation checks against are the
+// program's.
+func TestLimitsMatchSchema(t *testing.T) {
+	prog := pipeline.Schema()
+	for name, want := range map[string]int{
+		pipeline.TableSLAFeasibility: feasibility,
+		pipeline.TableCarbonRank:     rankSize,
+		pipeline.TableClientSite:     siteSize,
+		pipeline.TableL3Forward:      l3Size,
+		pipeline.TableL2Forward:      l2Size,
+	} {
+		tb, ok := prog.Table(name)
+		if !ok || tb.Size != want {
+			t.Errorf("%s: schema size %d, validation uses %d", name, tb.Size, want)
+		}
 	}
 }

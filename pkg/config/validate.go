@@ -32,6 +32,8 @@ const (
 	feasibility = 4096
 	rankSize    = 4096
 	siteSize    = pipeline.MaxSites
+	l3Size      = 16384
+	l2Size      = 1024
 )
 
 type problems struct{ list []Problem }
@@ -476,6 +478,12 @@ func (c *Config) validateSchedule(p *problems) {
 }
 
 func (c *Config) validateRoutes(p *problems) {
+	if n := len(c.Routes.L3); n > l3Size {
+		p.add("routes.l3", "%d routes, l3_forward holds %d", n, l3Size)
+	}
+	if n := len(c.Routes.L2); n > l2Size {
+		p.add("routes.l2", "%d routes, l2_forward holds %d", n, l2Size)
+	}
 	seen := map[string]int{}
 	for i, r := range c.Routes.L3 {
 		path := idx("routes.l3", i)
