@@ -332,11 +332,12 @@ control P4ctlIngress(inout tna_headers_t hdr,
                         /* ---- dispatch pass: read the aligned group, decide ---- */
                         bit<32> hv = candidate_hash.get({ hdr.h.ipv4.src_addr, hdr.h.udp.src_port,
                                                           hdr.h.p4ctl.request_id, hdr.h.p4ctl.hold_count });
-                        bit<16> g = hv[15:0] & CANDIDATE_GROUP_MASK;
-                        server_id_t c0 = meta.d.pool_base + (g & meta.d.pool_size_mask);
-                        server_id_t c1 = meta.d.pool_base + ((g | 1) & meta.d.pool_size_mask);
-                        server_id_t c2 = meta.d.pool_base + ((g | 2) & meta.d.pool_size_mask);
-                        server_id_t c3 = meta.d.pool_base + ((g | 3) & meta.d.pool_size_mask);
+                        bit<16> h = hv[15:0];
+                        bit<16> g = h & CANDIDATE_GROUP_MASK;
+                        server_id_t c0 = meta.d.pool_base + ((g | (h & 3)) & meta.d.pool_size_mask);
+                        server_id_t c1 = meta.d.pool_base + ((g | ((h + 1) & 3)) & meta.d.pool_size_mask);
+                        server_id_t c2 = meta.d.pool_base + ((g | ((h + 2) & 3)) & meta.d.pool_size_mask);
+                        server_id_t c3 = meta.d.pool_base + ((g | ((h + 3) & 3)) & meta.d.pool_size_mask);
                         /* All four lie in c0's aligned group of four (pools are
                          * power-of-two sized, base aligned to min(size, 4)). */
                         slot_index_t grp = c0[9:2];

@@ -334,17 +334,18 @@ control P4ctlIngress(inout headers_t hdr,
                     if (!meta.d.pool_found) {
                         dispatch_events.count(EVENT_UNREACHABLE);
                     } else {
-                        /* 9.2 candidates: the aligned group of four */
+                        /* 9.2 candidates: the aligned group of four around the hash,
+                         * starting at the hash's own position in the group */
                         bit<16> h;
                         hash(h, HashAlgorithm.crc32, 16w0,
                              { hdr.ipv4.src_addr, hdr.udp.src_port,
                                hdr.p4ctl.request_id, hdr.p4ctl.hold_count },
                              32w65536);
                         bit<16> g = h & CANDIDATE_GROUP_MASK;
-                        server_id_t c0 = meta.d.pool_base + (g & meta.d.pool_size_mask);
-                        server_id_t c1 = meta.d.pool_base + ((g | 1) & meta.d.pool_size_mask);
-                        server_id_t c2 = meta.d.pool_base + ((g | 2) & meta.d.pool_size_mask);
-                        server_id_t c3 = meta.d.pool_base + ((g | 3) & meta.d.pool_size_mask);
+                        server_id_t c0 = meta.d.pool_base + ((g | (h & 3)) & meta.d.pool_size_mask);
+                        server_id_t c1 = meta.d.pool_base + ((g | ((h + 1) & 3)) & meta.d.pool_size_mask);
+                        server_id_t c2 = meta.d.pool_base + ((g | ((h + 2) & 3)) & meta.d.pool_size_mask);
+                        server_id_t c3 = meta.d.pool_base + ((g | ((h + 3) & 3)) & meta.d.pool_size_mask);
 
                         /* 9.3 read the candidates; expired credits read as 0 */
                         bit<16> o0; bit<16> o1; bit<16> o2; bit<16> o3;

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"

@@ -148,16 +148,73 @@ func emitted(f wire.Frame, s uint16, site uint16, region uint8) wire.Frame {
 	return out
 }
 
-// candidateGroup is the aligned group of 4 a request samples: the low 16
-// bits of the standard CRC-32 of src_addr, src_port, request_id, hold_count,
-// with the low two bits cleared (docs/PIPELINE.md step 9.2).
-func candidateGroup(f wire.Frame) uint16 {
+// candidates are the four servers request f samples from a pool (base,
+// size_mask): the aligned group of four around h = the low 16 bits of the
+// standard CRC-32 of src_addr, src_port, request_id, hold_count, starting at
+// h's position in the group (docs/PIPELINE.md step 9.2).
+func candidates(f wire.Frame, base, mask uint16) [4]uint16 {
 	var b [11]byte
 	copy(b[0:4], f.SrcIP.To4())
 	binary.BigEndian.PutUint16(b[4:6], f.SrcPort)
 	binary.BigEndian.PutUint32(b[6:10], f.Header.RequestID)
 	b[10] = f.Header.HoldCount
-	return uint16(crc32.ChecksumIEEE(b[:])) & 0xFFFC
+	h := uint16(crc32.ChecksumIEEE(b[:]))
+	var c [4]uint16
+	for j := range c {
+		c[j] = base + ((h&0xFFFC | (h+uint16(j))&3) & mask)
+	}
+	return c
+}
+
+// dispatcher predicts which server of a pool (no bound, no TTL) each request
+// binds to, keeping per-server outstanding requests and work.
+type dispatcher struct {
+	base, mask uint16
+	policy     pipeline.Policy
+	out, work  map[uint16]uint64
+}
+
+func newDispatcher(p Pool) *dispatcher {
+	return &dispatcher{base: p.Base, mask: p.SizeMask, policy: p.Policy, out: map[uint16]uint64{}, work: map[uint16]uint64{}}
+}
+
+// bind returns the server request f binds to and records it (cost in µs).
+func (d *dispatcher) bind(f wire.Frame, cost uint64) uint16 {
+	c := candidates(f, d.base, d.mask)
+	p := 0
+	switch d.policy {
+	case pipeline.PolicyP2C:
+		if d.out[c[1]] < d.out[c[0]] {
+			p = 1
+		}
+	case pipeline.PolicyP2CWork:
+		if d.work[c[1]] < d.work[c[0]] || (d.work[c[1]] == d.work[c[0]] && d.out[c[1]] < d.out[c[0]]) {
+			p = 1
+		}
+	case pipeline.PolicyJBSQ, pipeline.PolicyJIQ:
+		for j := 1; j < 4; j++ {
+			if d.out[c[j]] < d.out[c[p]] {
+				p = j
+			}
+		}
+	}
+	s := c[p]
+	d.out[s]++
+	d.work[s] += cost
+	return s
+}
+
+// counts returns the server_bound counts and region_routed of region r.
+func (d *dispatcher) counts(r uint8) []Count {
+	var total uint64
+	var cs []Count
+	for s := d.base; s <= d.base+d.mask; s++ {
+		if d.out[s] > 0 {
+			cs = append(cs, bound(s, d.out[s]))
+			total += d.out[s]
+		}
+	}
+	return append(cs, routed(r, total))
 }
 
 // plain builds a non-p4ctl IPv4 frame (TCP when tcp, else UDP).
@@ -288,18 +345,22 @@ func Cases() []Case {
 
 	// --- region selection ---------------------------------------------------
 	{
-		e := singleRegion(0, 0, jbsq(0, 3, 4))
+		p := jbsq(0, 3, 4)
+		d := newDispatcher(p)
 		var pkts []Packet
-		for i, s := range []uint16{0, 1, 2, 3, 0} {
+		for i := 0; i < 6; i++ {
 			f := req(c1, uint32(i+1), 500, 0)
-			p := sent("JBSQ: least outstanding of the 4, ties to the lowest", f)
-			p.Expect = boundTo(f, s, 1, 0, 0, 0)
-			pkts = append(pkts, p)
+			pk := sent("JBSQ: least outstanding of the 4 candidates, ties to the first", f)
+			pk.Expect = boundTo(f, d.bind(f, 0), 1, 0, 0, 0)
+			pkts = append(pkts, pk)
 		}
-		add(Case{Name: "local-jbsq", Doc: "requests bind round the pool by least outstanding; rewrites and registers",
-			Entries: e, Packets: pkts,
-			Counters:  []Count{routed(0, 5), bound(0, 2), bound(1, 1), bound(2, 1), bound(3, 1)},
-			Registers: []Cell{outstanding(0, 2), outstanding(1, 1), outstanding(3, 1), regionOut(0, 5), regionFull(0), work(0, 0)}})
+		var regs []Cell
+		for s := uint16(0); s < 4; s++ {
+			regs = append(regs, outstanding(s, d.out[s]), work(s, 0))
+		}
+		add(Case{Name: "local-jbsq", Doc: "requests spread over a pool of 4 by least outstanding; rewrites and registers",
+			Entries: singleRegion(0, 0, p), Packets: pkts, Counters: d.counts(0),
+			Registers: append(regs, regionOut(0, 6), regionFull(0))})
 	}
 	{
 		e := []Entry{
@@ -424,14 +485,16 @@ func Cases() []Case {
 	}
 	{
 		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
-		add(Case{Name: "all-feasible-full", Doc: "when every feasible region is full the full ones are not masked (no spill)",
+		reply := Reply(emitted(r1, 4, 1, 1), Server(4), 4)
+		add(Case{Name: "all-feasible-full", Doc: "when every feasible region is full the full ones are not masked (no spill); a release that leaves the region at its capacity keeps it full",
 			Entries: singleRegion(1, 1, jbsq(4, 0, 0)),
 			Packets: []Packet{
 				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 4, 1, 1, 0, 0)},
-				{Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 4, 1, 1, 0, 0)},
+				{Note: "r1 full but the only feasible region", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 4, 1, 1, 0, 0)},
+				{Note: "reply: 1 outstanding = capacity, still full", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
 			},
-			Counters:  []Count{routed(1, 2), bound(4, 2)},
-			Registers: []Cell{regionFull(0b10), regionOut(1, 2), outstanding(4, 2)}})
+			Counters:  []Count{routed(1, 2), bound(4, 2), event(pipeline.EventReplyReleased, 1)},
+			Registers: []Cell{regionFull(0b10), regionOut(1, 1), outstanding(4, 1)}})
 	}
 
 	// --- dispatch at the bound: holds, nack, force ----------------------------
@@ -462,16 +525,17 @@ func Cases() []Case {
 	}
 	{
 		p := Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJIQ, Bound: 9}
+		d := newDispatcher(p)
 		var pkts []Packet
 		for i := 0; i < 4; i++ {
 			f := req(c1, uint32(i+1), 500, 0)
-			pkts = append(pkts, Packet{Port: 1, Frame: Bytes(f), Expect: boundTo(f, uint16(i), 1, 0, 0, 0)})
+			pkts = append(pkts, Packet{Note: "an idle server", Port: 1, Frame: Bytes(f), Expect: boundTo(f, d.bind(f, 0), 1, 0, 0, 0)})
 		}
 		f := req(c1, 5, 500, 0)
 		pkts = append(pkts, Packet{Note: "no idle server, no holds: nack", Port: 1, Frame: Bytes(f), Expect: nacked(1, Nack(f, 1, 0, 0, 0))})
 		add(Case{Name: "jiq", Doc: "JIQ binds only to idle servers (bound 1 whatever the pool's bound)",
 			Entries: singleRegion(0, 0, p), Packets: pkts,
-			Counters: []Count{event(pipeline.EventNack, 1), routed(0, 4), bound(0, 1), bound(1, 1), bound(2, 1), bound(3, 1)}})
+			Counters: append(d.counts(0), event(pipeline.EventNack, 1))})
 	}
 	{
 		p := Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 2, LongReserve: 1, LongMaxHolds: 1}
@@ -522,76 +586,35 @@ func Cases() []Case {
 	}
 
 	// --- policies -----------------------------------------------------------------
-	{
-		p := Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2C}
+	for _, c := range []struct {
+		name, doc string
+		pool      Pool
+	}{
+		{"p2c", "power of two: the less outstanding of candidates 0 and 1, ties to 0",
+			Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2C}},
+		{"p2c-work", "power of two on expected remaining work (ties: outstanding), with long and short exec classes",
+			Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2CWork}},
+		{"random-pool-8", "random binds candidate 0: base + (h & size_mask), h the CRC-32 of src, sport, request id, hold count",
+			Pool{Base: 8, SizeMask: 7, Policy: pipeline.PolicyRandom}},
+		{"jbsq-pool-16", "pools above 4 servers are sampled: JBSQ over the aligned group of 4 around the hash",
+			Pool{Base: 16, SizeMask: 15, Policy: pipeline.PolicyJBSQ}},
+	} {
+		d := newDispatcher(c.pool)
+		e := append(singleRegion(0, 0, c.pool), ExecCost(1, 100, false), ExecCost(2, 10, false))
 		var pkts []Packet
-		for i, s := range []uint16{0, 1, 0} {
-			f := req(c1, uint32(i+1), 500, 0)
-			pkts = append(pkts, Packet{Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, 0, 0, 0)})
-		}
-		add(Case{Name: "p2c", Doc: "power of two: the less outstanding of candidates 0 and 1, ties to 0",
-			Entries: singleRegion(0, 0, p), Packets: pkts,
-			Counters: []Count{routed(0, 3), bound(0, 2), bound(1, 1)}})
-	}
-	{
-		p := Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2CWork}
-		e := append(singleRegion(0, 0, p), ExecCost(1, 100, false), ExecCost(2, 10, false))
-		var pkts []Packet
-		for i, c := range []struct {
-			class uint8
-			s     uint16
-		}{{1, 0}, {2, 1}, {2, 1}} {
-			f := req(c1, uint32(i+1), 500, c.class)
-			pkts = append(pkts, Packet{Port: 1, Frame: Bytes(f), Expect: boundTo(f, c.s, 1, 0, 0, 0)})
-		}
-		add(Case{Name: "p2c-work", Doc: "power of two on expected remaining work: server 1 takes two short requests while server 0 runs a long one",
-			Entries: e, Packets: pkts,
-			Counters:  []Count{routed(0, 3), bound(0, 1), bound(1, 2)},
-			Registers: []Cell{work(0, 100), work(1, 20), outstanding(1, 2)}})
-	}
-	{
-		p := Pool{Base: 8, SizeMask: 7, Policy: pipeline.PolicyRandom}
-		var pkts []Packet
-		counts := map[uint16]uint64{}
-		for i := 0; i < 8; i++ {
-			f := req(c1, uint32(1000+i*7919), 500, 0)
-			s := 8 + candidateGroup(f)&7
-			counts[s]++
-			pkts = append(pkts, Packet{Note: "candidate 0 of the hashed group", Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, 0, 0, 0)})
-		}
-		cnt := []Count{routed(0, 8)}
-		for s := uint16(8); s < 16; s++ {
-			if counts[s] > 0 {
-				cnt = append(cnt, bound(s, counts[s]))
-			}
-		}
-		add(Case{Name: "random-pool-8", Doc: "random policy binds candidate 0: base + (crc32 group & size_mask), the CRC-32 of src, sport, request id, hold count",
-			Entries: singleRegion(0, 0, p), Packets: pkts, Counters: cnt})
-	}
-	{
-		p := jbsq(16, 15, 0)
-		var pkts []Packet
-		out := map[uint16]uint64{}
 		for i := 0; i < 12; i++ {
-			f := req(c1, uint32(77+i*131), 500, 0)
-			g := candidateGroup(f)
-			best := 16 + (g & 15)
-			for j := uint16(1); j < 4; j++ {
-				if c := 16 + ((g | j) & 15); out[c] < out[best] {
-					best = c
-				}
+			class, cost := uint8(2), uint64(10)
+			if i%3 == 0 {
+				class, cost = 1, 100
 			}
-			out[best]++
-			pkts = append(pkts, Packet{Note: "least outstanding within the hashed group of 4", Port: 1, Frame: Bytes(f), Expect: boundTo(f, best, 1, 0, 0, 0)})
+			f := req(c1, uint32(77+i*7919), 500, class)
+			pkts = append(pkts, Packet{Port: 1, Frame: Bytes(f), Expect: boundTo(f, d.bind(f, cost), 1, 0, 0, 0)})
 		}
-		cnt := []Count{routed(0, 12)}
-		for s := uint16(16); s < 32; s++ {
-			if out[s] > 0 {
-				cnt = append(cnt, bound(s, out[s]))
-			}
+		var regs []Cell
+		for s := c.pool.Base; s <= c.pool.Base+c.pool.SizeMask; s++ {
+			regs = append(regs, outstanding(s, d.out[s]), work(s, d.work[s]))
 		}
-		add(Case{Name: "jbsq-pool-16", Doc: "pools above 4 servers are sampled: JBSQ over the aligned group of 4 picked by the hash",
-			Entries: singleRegion(0, 0, p), Packets: pkts, Counters: cnt})
+		add(Case{Name: c.name, Doc: c.doc, Entries: e, Packets: pkts, Counters: d.counts(0), Registers: regs})
 	}
 	return cs
 }
