@@ -309,13 +309,21 @@ func newClient(conn *grpc.ClientConn, o options) (*Client, error) {
 	return c, nil
 }
 
+// isLoopback reports whether a gRPC target names this host: a unix socket,
+// "localhost" or a loopback IP, with or without a passthrough:/// or
+// dns:/// scheme.
 func isLoopback(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	for _, scheme := range []string{"passthrough:///", "dns:///"} {
+		addr = strings.TrimPrefix(addr, scheme)
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
 	}
-	host = strings.TrimPrefix(host, "unix:")
-	if host == "localhost" || strings.HasPrefix(addr, "unix:") || strings.HasPrefix(addr, "passthrough:") {
+	if host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))

@@ -468,6 +468,8 @@ func TestPlaintextOnlyToLoopback(t *testing.T) {
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:9559": true, "localhost:9559": true, "[::1]:9559": true,
 		"192.0.2.10:9559": false, "switch.example:9559": false,
+		"passthrough:///127.0.0.1:9559": true, "passthrough:///192.0.2.10:9559": false,
+		"dns:///localhost:9559": true, "unix:///run/p4.sock": true,
 	} {
 		c, err := p4rt.Dial(addr)
 		if (err == nil) != ok {
