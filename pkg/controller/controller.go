@@ -1,0 +1,269 @@
+// Package controller is p4ctl's controller runtime: it keeps a fleet of
+// switches in the state compiled (pkg/compiler) from the configuration and
+// the carbon intensity of the current hour, and changes it every hour
+// without a moment of inconsistency.
+//
+//   - One Driver per switch, each in its own goroutine: connect, P4Runtime
+//     arbitration (take over when the primary goes), reconnect with backoff,
+//     resync on every (re)connection — read what the switch holds and write
+//     only the difference, retry-safe (never failing on ALREADY_EXISTS).
+//   - The hourly update is hitless (../shared/DESIGN.md §2, PlanUpdate):
+//     install the new carbon_rank generation under the inactive epoch, flip
+//     active_epoch in one write, delete the old generation after a grace
+//     period. A controller stopped between any two writes leaves a switch
+//     that routes every request as the old or the new plan does; restarted,
+//     it reconciles to exactly the desired state.
+//   - Schedule time comes from a Clock: real time (recompute at each hour
+//     boundary with jitter) or a replay (a trace or the offline model, at a
+//     speed factor).
+//   - Carbon data too old for the staleness bound makes the Planner compile
+//     SafePolicy (A, latency only), logged and exported as a metric.
+//   - Metrics (Prometheus) and /healthz: Metrics, NewServer.
+//
+// The package talks to switches only through pkg/p4rt; it knows names, not
+// P4Info ids (Translator maps them).
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/config"
+)
+
+// Options configure a Controller.
+type Options struct {
+	// Config is a validated configuration.
+	Config *config.Config
+	// Targets are the switches to drive.
+	Targets []Target
+	// Feed is the carbon source.
+	Feed *CarbonFeed
+	// Clock and Schedule drive Run (default: real time, hourly).
+	Clock    Clock
+	Schedule Schedule
+	// Driver options shared by every target.
+	Driver DriverOptions
+	Log    *slog.Logger
+}
+
+// Controller drives N switches from one plan per hour.
+type Controller struct {
+	opts    Options
+	planner *Planner
+	drivers []*Driver
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	current *Plan
+	running bool
+	runErr  error
+}
+
+// New returns a controller; it does not connect.
+func New(opts Options) (*Controller, error) {
+	if opts.Config == nil || opts.Feed == nil {
+		return nil, errors.New("controller: Config and Feed are required")
+	}
+	if len(opts.Targets) == 0 {
+		return nil, errors.New("controller: no targets (configuration `targets:` or --grpc-addr)")
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	if opts.Driver.Log == nil {
+		opts.Driver.Log = log
+	}
+	pl, err := NewPlanner(opts.Config, opts.Feed, log)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{opts: opts, planner: pl, log: log}
+	seen := map[string]bool{}
+	for _, t := range opts.Targets {
+		if seen[t.Name] {
+			return nil, fmt.Errorf("controller: duplicate target name %q", t.Name)
+		}
+		seen[t.Name] = true
+		c.drivers = append(c.drivers, NewDriver(t, opts.Driver))
+	}
+	return c, nil
+}
+
+// Drivers returns the per-switch drivers.
+func (c *Controller) Drivers() []*Driver { return c.drivers }
+
+// Planner returns the planner.
+func (c *Controller) Planner() *Planner { return c.planner }
+
+// Current returns the plan submitted last (nil before the first).
+func (c *Controller) Current() *Plan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.current
+}
+
+// Connect connects every driver concurrently (Step needs it; Run connects
+// by itself).
+func (c *Controller) Connect(ctx context.Context) error {
+	errs := make([]error, len(c.drivers))
+	var wg sync.WaitGroup
+	for i, d := range c.drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.Connect(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close closes every driver's client.
+func (c *Controller) Close() error {
+	var errs []error
+	for _, d := range c.drivers {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Step plans the hour containing t and pushes it to every switch
+// concurrently, returning when all pushes have finished (cleanup included).
+// It is the synchronous form of one Run tick, for the demo and tests.
+func (c *Controller) Step(ctx context.Context, t time.Time) (*Plan, []Report, error) {
+	p := c.planner.Plan(t)
+	c.setCurrent(p)
+	reps := make([]Report, len(c.drivers))
+	errs := make([]error, len(c.drivers))
+	var wg sync.WaitGroup
+	for i, d := range c.drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = d.Sync(ctx, p)
+		}()
+	}
+	wg.Wait()
+	return p, reps, errors.Join(errs...)
+}
+
+func (c *Controller) setCurrent(p *Plan) {
+	c.mu.Lock()
+	c.current = p
+	c.mu.Unlock()
+	c.opts.Driver.Metrics.ObservePlan(p)
+}
+
+// Health reports the controller and its targets for /healthz: ok while Run
+// is running (a disconnected switch is reported, not a reason to restart
+// the controller).
+func (c *Controller) Health() Health {
+	c.mu.Lock()
+	h := Health{OK: c.running}
+	if !c.running {
+		h.Reason = "controller not running"
+		if c.runErr != nil {
+			h.Reason = c.runErr.Error()
+		}
+	}
+	c.mu.Unlock()
+	for _, d := range c.drivers {
+		h.Targets = append(h.Targets, d.Health())
+	}
+	return h
+}
+
+// Run drives every switch until ctx is done or, in replay mode with a
+// finite number of hours, until the last hour has been pushed by every
+// primary driver. Each driver runs in its own goroutine; the schedule loop
+// plans each tick and submits the plan to all of them.
+func (c *Controller) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.mu.Lock()
+	c.running = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running = false
+		c.mu.Unlock()
+	}()
+	var wg sync.WaitGroup
+	for _, d := range c.drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.Run(ctx); err != nil && ctx.Err() == nil {
+				c.setErr(err)
+				cancel() // a switch refused us for good: stop (exit code 1)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer cancel()
+	sched := c.opts.Schedule
+	seqs := make([]uint64, len(c.drivers))
+	for tick := range sched.Ticks(c.opts.Clock.Now()) {
+		if err := c.opts.Clock.SleepUntil(ctx, tick.At); err != nil {
+			return c.err()
+		}
+		p := c.planner.Plan(tick.Hour)
+		c.setCurrent(p)
+		c.log.Info("plan", "hour", p.Hour.Format(time.RFC3339), "policy", p.Effective.String(), "stale", p.Stale,
+			"data_age", p.DataAge, "source", p.Source)
+		for i, d := range c.drivers {
+			seqs[i] = d.Submit(p)
+		}
+		if sched.Replay && clockUnpaced(c.opts.Clock) {
+			// Unpaced replay: let every switch catch up before the next hour,
+			// or the run would only push the last one.
+			if err := c.waitApplied(ctx, seqs); err != nil {
+				return c.err()
+			}
+		}
+	}
+	if sched.Replay {
+		if err := c.waitApplied(ctx, seqs); err != nil {
+			return c.err()
+		}
+		c.log.Info("replay finished", "hours", sched.Hours)
+		return c.err()
+	}
+	<-ctx.Done()
+	return c.err()
+}
+
+func (c *Controller) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runErr
+}
+
+func (c *Controller) setErr(err error) {
+	c.mu.Lock()
+	c.runErr = err
+	c.mu.Unlock()
+}
+
+func (c *Controller) waitApplied(ctx context.Context, seqs []uint64) error {
+	for i, d := range c.drivers {
+		if err := d.WaitApplied(ctx, seqs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func clockUnpaced(c Clock) bool {
+	rc, ok := c.(*ReplayClock)
+	return ok && rc.Speed() == 0
+}

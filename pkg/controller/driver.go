@@ -1,0 +1,624 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// ErrNotPrimary is returned by Sync on a replica that is not the switch's
+// primary controller: backups never attempt a write.
+var ErrNotPrimary = errors.New("not the primary controller of the switch")
+
+// Target is one switch a controller drives.
+type Target struct {
+	// Name labels logs and metrics.
+	Name string
+	// Addr is the P4Runtime server's host:port (ignored when Client is set).
+	Addr string
+	// Client, when set, is used instead of dialling Addr (e.g. a client of
+	// an in-process switch); the caller closes it.
+	Client *p4rt.Client
+	// DeviceID and ElectionID are used for arbitration. Replicas of one
+	// controller use distinct election ids.
+	DeviceID   uint64
+	ElectionID p4rt.ElectionID
+	// ClientOptions are extra p4rt options (TLS, a bufconn dialer, …).
+	ClientOptions []p4rt.Option
+	// Pipeline, when set, is pushed (VERIFY_AND_COMMIT) if the switch has
+	// no pipeline, e.g. simple_switch_grpc --no-p4.
+	Pipeline *p4v1.ForwardingPipelineConfig
+}
+
+// DriverOptions configure a Driver.
+type DriverOptions struct {
+	// Grace is how long the old generation stays after the flip
+	// (default compiler.DefaultGrace).
+	Grace time.Duration
+	// Backoff paces connection and sync retries (default p4rt.DefaultBackoff).
+	Backoff p4rt.Backoff
+	// PollInterval is how often region_routed counters are read back for
+	// the metrics (0: only after each push).
+	PollInterval time.Duration
+	// EnergyPerRequestWh is the assumed energy of one request for the gCO2
+	// estimate (default DefaultEnergyPerRequestWh).
+	EnergyPerRequestWh float64
+	// NoTakeover disables taking over as primary when the switch reports
+	// that no controller is primary.
+	NoTakeover bool
+	// WrapWriter wraps the writer (tests inject faults with it).
+	WrapWriter func(Writer) Writer
+	Log        *slog.Logger
+	Metrics    *Metrics
+}
+
+// Report describes one push.
+type Report struct {
+	Target    string         `json:"target"`
+	Hour      time.Time      `json:"hour"`
+	Policy    string         `json:"policy"`
+	Stale     bool           `json:"stale,omitempty"`
+	From      uint8          `json:"from_epoch"`
+	To        uint8          `json:"to_epoch"`
+	Unchanged bool           `json:"unchanged,omitempty"`
+	Hitless   bool           `json:"hitless"`
+	Writes    int            `json:"writes"`
+	ByPhase   map[string]int `json:"by_phase,omitempty"`
+	ByOp      map[string]int `json:"by_op,omitempty"`
+	Duration  time.Duration  `json:"duration_ns"`
+}
+
+// Driver keeps one switch in the state of the latest plan: it connects,
+// arbitrates (taking over when the primary goes), reconnects with backoff,
+// resyncs after every (re)connection or change of primary, and applies each
+// plan as a hitless update (PlanUpdate). Exactly one goroutine writes at a
+// time (Sync is serialised).
+type Driver struct {
+	target Target
+	opts   DriverOptions
+	log    *slog.Logger
+
+	connMu sync.RWMutex // guards client, owned, tr, writer
+	client *p4rt.Client
+	owned  bool // client dialled by the driver
+	tr     *Translator
+	writer Writer
+
+	syncMu    sync.Mutex
+	installed *compiler.State // what the switch holds, when known (nil: read it)
+
+	mu         sync.Mutex
+	pending    *Plan
+	pendingSeq uint64
+	doneSeq    uint64
+	applied    *Plan // plan of the last successful push
+	epoch      uint8
+	lastSync   time.Time
+	lastErr    error
+	resync     bool
+	kick       chan struct{}
+	counters   map[regions.Index]uint64
+	countPlan  *Plan
+}
+
+// NewDriver returns a driver for target. It does not connect.
+func NewDriver(target Target, opts DriverOptions) *Driver {
+	if opts.Grace == 0 {
+		opts.Grace = compiler.DefaultGrace
+	}
+	if opts.Grace < 0 {
+		opts.Grace = 0
+	}
+	if opts.Backoff.Initial == 0 {
+		opts.Backoff = p4rt.DefaultBackoff
+	}
+	if opts.EnergyPerRequestWh == 0 {
+		opts.EnergyPerRequestWh = DefaultEnergyPerRequestWh
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Driver{target: target, opts: opts, log: log.With("target", target.Name), kick: make(chan struct{}, 1), client: target.Client}
+}
+
+// NewDriverWithClient returns a driver using an existing client (already
+// arbitrated or not); the caller keeps ownership of the client.
+func NewDriverWithClient(target Target, c *p4rt.Client, opts DriverOptions) *Driver {
+	target.Client = c
+	return NewDriver(target, opts)
+}
+
+// Name returns the target name.
+func (d *Driver) Name() string { return d.target.Name }
+
+// Client returns the P4Runtime client (nil before Connect).
+func (d *Driver) Client() *p4rt.Client {
+	d.connMu.RLock()
+	defer d.connMu.RUnlock()
+	return d.client
+}
+
+// Translator returns the entry translator (nil before Connect).
+func (d *Driver) Translator() *Translator {
+	d.connMu.RLock()
+	defer d.connMu.RUnlock()
+	return d.tr
+}
+
+func (d *Driver) conn() (*p4rt.Client, *Translator, Writer) {
+	d.connMu.RLock()
+	defer d.connMu.RUnlock()
+	return d.client, d.tr, d.writer
+}
+
+// Connect dials the switch (unless a client was given), opens the stream and
+// arbitrates, retrying with backoff until the switch answers or ctx is done.
+// It then resolves the P4Info (pushing Target.Pipeline when the switch has
+// none and this replica is primary).
+func (d *Driver) Connect(ctx context.Context) error {
+	if d.Client() == nil {
+		opts := append([]p4rt.Option{p4rt.WithDeviceID(d.target.DeviceID), p4rt.WithElectionID(d.target.ElectionID),
+			p4rt.WithBackoff(d.opts.Backoff)}, d.target.ClientOptions...)
+		c, err := p4rt.Dial(d.target.Addr, opts...)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", d.target.Name, err)
+		}
+		d.connMu.Lock()
+		d.client, d.owned = c, true
+		d.connMu.Unlock()
+	}
+	client := d.Client()
+	var delay time.Duration
+	for {
+		st, err := client.Arbitrate(ctx)
+		if err == nil {
+			d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
+			d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
+			break
+		}
+		var ae *p4rt.ArbitrationError
+		if errors.As(err, &ae) {
+			return fmt.Errorf("target %s: %w", d.target.Name, err) // refused for good (duplicate id, wrong device)
+		}
+		delay = nextDelay(d.opts.Backoff, delay)
+		d.log.Warn("connect failed; retrying", "err", err, "in", delay)
+		if err := sleepCtx(ctx, delay); err != nil {
+			return fmt.Errorf("target %s: connect: %w", d.target.Name, err)
+		}
+	}
+	return d.resolvePipeline(ctx, client)
+}
+
+func nextDelay(b p4rt.Backoff, prev time.Duration) time.Duration {
+	if prev <= 0 {
+		return b.Initial
+	}
+	n := time.Duration(float64(prev) * b.Multiplier)
+	if n > b.Max {
+		n = b.Max
+	}
+	return n
+}
+
+func (d *Driver) resolvePipeline(ctx context.Context, client *p4rt.Client) error {
+	if d.Translator() != nil {
+		return nil
+	}
+	if d.target.Pipeline != nil {
+		cur, err := client.GetPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", d.target.Name, err)
+		}
+		if cur.GetP4Info() == nil {
+			if _, err := client.WaitPrimary(ctx); err != nil {
+				return fmt.Errorf("target %s has no pipeline and this replica is not primary: %w", d.target.Name, err)
+			}
+			if err := client.SetPipeline(ctx, p4rt.VerifyAndCommit, d.target.Pipeline); err != nil {
+				return fmt.Errorf("target %s: push pipeline: %w", d.target.Name, err)
+			}
+			d.log.Info("pushed the pipeline (the switch had none)")
+		}
+	}
+	idx, err := client.Index(ctx)
+	if err != nil {
+		return fmt.Errorf("target %s: P4Info: %w", d.target.Name, err)
+	}
+	tr, err := NewTranslator(idx)
+	if err != nil {
+		return fmt.Errorf("target %s: the switch's P4Info is not the p4ctl program's: %w", d.target.Name, err)
+	}
+	var w Writer = ClientWriter{client}
+	if d.opts.WrapWriter != nil {
+		w = d.opts.WrapWriter(w)
+	}
+	d.connMu.Lock()
+	d.tr, d.writer = tr, w
+	d.connMu.Unlock()
+	return nil
+}
+
+// Close closes a client the driver dialled.
+func (d *Driver) Close() error {
+	d.connMu.RLock()
+	c, owned := d.client, d.owned
+	d.connMu.RUnlock()
+	if owned && c != nil {
+		return c.Close()
+	}
+	return nil
+}
+
+// Invalidate forgets the cached switch state: the next Sync reads it back.
+func (d *Driver) Invalidate() {
+	d.syncMu.Lock()
+	d.installed = nil
+	d.syncMu.Unlock()
+}
+
+// ReadState reads back the switch's state.
+func (d *Driver) ReadState(ctx context.Context) (*compiler.State, error) {
+	c, tr, _ := d.conn()
+	if tr == nil {
+		return nil, fmt.Errorf("target %s: not connected", d.target.Name)
+	}
+	return ReadState(ctx, c, tr)
+}
+
+// Plan returns the update Sync would write for p, without writing.
+func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, error) {
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	installed := d.installed
+	if installed == nil {
+		var err error
+		if installed, err = d.ReadState(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := PlanUpdate(installed, next)
+	if err != nil {
+		return nil, nil, fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	return u, next, nil
+}
+
+// Sync makes the switch hold plan p now, hitlessly: it reads the switch
+// (unless the state is cached from the previous push), compiles p for the
+// next epoch, and writes the phases of PlanUpdate, waiting the grace period
+// before deleting the old generation. A replica that is not primary
+// returns ErrNotPrimary without writing. On any error the cache is dropped,
+// so the next Sync starts from what the switch really holds.
+func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
+	rep, err := d.sync(ctx, p)
+	d.opts.Metrics.observePush(d.target.Name, rep, err)
+	d.mu.Lock()
+	d.lastErr = err
+	if err == nil {
+		d.applied, d.epoch, d.lastSync = p, rep.To, time.Now()
+	}
+	d.mu.Unlock()
+	if err == nil && rep.Writes > 0 {
+		d.log.Info("pushed", "hour", p.Hour.Format(time.RFC3339), "policy", rep.Policy, "epoch", fmt.Sprintf("%d→%d", rep.From, rep.To),
+			"writes", rep.Writes, "duration", rep.Duration, "stale", rep.Stale)
+	}
+	if err == nil {
+		d.PollCounters(ctx)
+	}
+	return rep, err
+}
+
+func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	rep := Report{Target: d.target.Name, Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale,
+		ByPhase: map[string]int{}, ByOp: map[string]int{}}
+	client, tr, writer := d.conn()
+	if tr == nil {
+		return rep, fmt.Errorf("target %s: not connected", d.target.Name)
+	}
+	if st := client.State(); !st.Primary {
+		return rep, fmt.Errorf("target %s: %w (%s)", d.target.Name, ErrNotPrimary, st)
+	}
+	start := time.Now()
+	installed := d.installed
+	d.installed = nil // until the push completes
+	if installed == nil {
+		var err error
+		if installed, err = ReadState(ctx, client, tr); err != nil {
+			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
+		}
+	}
+	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	if err != nil {
+		return rep, err
+	}
+	u, err := PlanUpdate(installed, next)
+	if err != nil {
+		return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	rep.From, rep.To, rep.Unchanged, rep.Hitless = u.From, u.To, u.Unchanged, u.Hitless
+	if !u.Hitless {
+		d.log.Warn("non-versioned changes cannot be ordered hitlessly around the flip; applying them before it",
+			"updates", len(u.Before))
+	}
+	for _, ph := range u.Phases() {
+		if ph.Name == "cleanup" && len(ph.Updates) > 0 {
+			rep.Duration = time.Since(start)
+			if err := sleepCtx(ctx, d.opts.Grace); err != nil {
+				return rep, fmt.Errorf("target %s: grace period: %w", d.target.Name, err)
+			}
+		}
+		for _, run := range opRuns(ph.Updates) {
+			ups, err := tr.Updates(run)
+			if err != nil {
+				return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
+			}
+			if err := writer.Write(ctx, ups); err != nil {
+				return rep, fmt.Errorf("target %s: %s phase: %w", d.target.Name, ph.Name, err)
+			}
+			rep.Writes += len(run)
+			rep.ByPhase[ph.Name] += len(run)
+			rep.ByOp[string(run[0].Op)] += len(run)
+		}
+	}
+	if rep.Duration == 0 {
+		rep.Duration = time.Since(start)
+	}
+	final, err := compiler.Apply(installed, u.All())
+	if err != nil {
+		// The switch accepted the writes (retry-safe), our model of it
+		// disagrees: read it back next time.
+		d.log.Warn("cached state out of step with the writes; will read back", "err", err)
+		return rep, nil
+	}
+	d.installed = final
+	return rep, nil
+}
+
+// Drift compares the switch with plan p compiled for the switch's active
+// epoch: the writes (compiler.Diff) that would make it hold exactly that
+// state. Empty means no drift.
+func (d *Driver) Drift(ctx context.Context, p *Plan) (compiler.Changes, *compiler.State, error) {
+	cur, err := d.ReadState(ctx)
+	if err != nil {
+		return compiler.Changes{}, nil, err
+	}
+	want, err := p.Compile(cur.ActiveEpoch())
+	if err != nil {
+		return compiler.Changes{}, nil, err
+	}
+	return compiler.Diff(cur, want), want, nil
+}
+
+// Submit hands the driver's Run loop a new plan (the latest wins) and
+// returns its sequence number.
+func (d *Driver) Submit(p *Plan) uint64 {
+	d.mu.Lock()
+	d.pending = p
+	d.pendingSeq++
+	seq := d.pendingSeq
+	d.mu.Unlock()
+	d.poke()
+	return seq
+}
+
+func (d *Driver) poke() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// WaitApplied blocks until the plan with sequence seq (or a later one) is on
+// the switch, this replica is a backup of a live primary, or ctx is done.
+func (d *Driver) WaitApplied(ctx context.Context, seq uint64) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		done := d.doneSeq >= seq
+		d.mu.Unlock()
+		if done || d.isBackup() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (d *Driver) isBackup() bool {
+	c, tr, _ := d.conn()
+	if c == nil || tr == nil {
+		return false
+	}
+	st := c.State()
+	return st.Connected && !st.Primary && st.HasPrimary
+}
+
+// Health returns the driver's state for /healthz.
+func (d *Driver) Health() TargetHealth {
+	h := TargetHealth{Name: d.target.Name}
+	if c := d.Client(); c != nil {
+		st := c.State()
+		h.Connected, h.Primary = st.Connected, st.Primary
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h.Epoch = d.epoch
+	if !d.lastSync.IsZero() {
+		h.LastSync = d.lastSync.UTC().Format(time.RFC3339)
+	}
+	if d.lastErr != nil {
+		h.LastError = d.lastErr.Error()
+	}
+	return h
+}
+
+// Run connects and keeps the switch in the state of the latest submitted
+// plan until ctx is done: it resyncs after reconnections and changes of
+// primary, retries failed pushes with backoff, takes over as primary when
+// the switch has none (election id raised above the highest the switch has
+// seen: high word + 1, own low word), and polls counters.
+func (d *Driver) Run(ctx context.Context) error {
+	if err := d.Connect(ctx); err != nil {
+		return err
+	}
+	defer d.Close()
+	var poll <-chan time.Time
+	if d.opts.PollInterval > 0 {
+		t := time.NewTicker(d.opts.PollInterval)
+		defer t.Stop()
+		poll = t.C
+	}
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	var delay time.Duration
+	var blockedUntil time.Time
+	d.mu.Lock()
+	d.resync = true
+	d.mu.Unlock()
+	client := d.Client()
+	d.onState(ctx, client.State())
+	for {
+		if client.State().Primary && d.needsSync() && !time.Now().Before(blockedUntil) {
+			p, seq := d.latest()
+			if p != nil {
+				_, err := d.Sync(ctx, p)
+				if ctx.Err() != nil {
+					return nil
+				}
+				if err != nil {
+					delay = nextDelay(d.opts.Backoff, delay)
+					d.log.Warn("push failed; retrying", "err", err, "in", delay)
+					blockedUntil = time.Now().Add(delay)
+					retry.Reset(delay)
+				} else {
+					delay = 0
+					d.mu.Lock()
+					d.resync = false
+					if seq > d.doneSeq {
+						d.doneSeq = seq
+					}
+					d.mu.Unlock()
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case st := <-client.StateChanges():
+			d.onState(ctx, st)
+		case <-d.kick:
+		case <-retry.C:
+		case <-poll:
+			d.PollCounters(ctx)
+		}
+	}
+}
+
+func (d *Driver) latest() (*Plan, uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending != nil {
+		return d.pending, d.pendingSeq
+	}
+	return d.applied, d.doneSeq
+}
+
+func (d *Driver) needsSync() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.resync || d.pendingSeq > d.doneSeq
+}
+
+func (d *Driver) onState(ctx context.Context, st p4rt.ArbitrationState) {
+	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
+	switch st.Event {
+	case p4rt.EventReconnected, p4rt.EventLostPrimary, p4rt.EventDisconnected, p4rt.EventPrimary:
+		// Someone else may have written, or the switch restarted: read
+		// it back before the next push.
+		d.Invalidate()
+		d.mu.Lock()
+		d.resync = true
+		d.mu.Unlock()
+	}
+	if st.Event != p4rt.EventNone {
+		d.log.Info("arbitration", "event", st.Event.String(), "state", st.String())
+	}
+	if st.Connected && !st.Primary && !st.HasPrimary && !d.opts.NoTakeover {
+		client := d.Client()
+		own := client.ElectionID()
+		id := p4rt.ElectionID{High: max(st.PrimaryElectionID.High, own.High) + 1, Low: own.Low}
+		d.log.Info("no primary controller: taking over", "election_id", id.String())
+		nst, err := client.SetElectionID(ctx, id)
+		if err != nil {
+			d.log.Warn("take-over failed", "err", err)
+			return
+		}
+		d.opts.Metrics.observeArbitration(d.target.Name, nst.Connected, nst.Primary)
+		if nst.Primary {
+			d.Invalidate()
+			d.mu.Lock()
+			d.resync = true
+			d.mu.Unlock()
+		}
+	}
+}
+
+// PollCounters reads region_routed back from the switch and updates the
+// routed-request and carbon metrics (deltas are attributed to the plan on
+// the switch when they were counted).
+func (d *Driver) PollCounters(ctx context.Context) {
+	client, tr, _ := d.conn()
+	if d.opts.Metrics == nil || client == nil || tr == nil {
+		return
+	}
+	cells, err := client.ReadCounter(ctx, pipeline.CounterRegionRouted, -1)
+	if err != nil {
+		d.log.Debug("read region_routed", "err", err)
+		return
+	}
+	values := map[regions.Index]uint64{}
+	for _, c := range cells {
+		if c.Packets > 0 {
+			values[regions.Index(c.Index)] = uint64(c.Packets)
+		}
+	}
+	d.mu.Lock()
+	deltas := map[regions.Index]uint64{}
+	for r, v := range values {
+		prev := d.counters[r]
+		if v >= prev {
+			deltas[r] = v - prev
+		} else { // the switch restarted
+			deltas[r] = v
+		}
+	}
+	d.counters = values
+	p := d.countPlan
+	d.countPlan = d.applied
+	d.mu.Unlock()
+	if p == nil {
+		p = d.countPlan
+	}
+	d.opts.Metrics.observeRouted(d.target.Name, values, deltas, p, d.opts.EnergyPerRequestWh/1000)
+}

@@ -1,0 +1,233 @@
+package controller
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// SafePolicy is what the controller compiles while carbon data is stale or
+// missing: policy A, the site's nearest region (latency only). It needs no
+// carbon data and never violates an SLA that the nearest region meets
+// (docs/CONFIG.md, "Staleness").
+const SafePolicy = regions.PolicyA
+
+// DataAger is implemented by carbon sources whose data can go stale — the
+// live API clients (Electricity Maps, WattTime) with their caches. DataAge
+// is how old, at schedule time t, the newest value the source holds for the
+// hour containing t is (0 when it has a value for that hour). The
+// controller applies SafePolicy when it exceeds the configured staleness
+// bound. Sources without it (traces, the offline model) are aged by their
+// period: see CarbonFeed.
+type DataAger interface {
+	DataAge(t time.Time) time.Duration
+}
+
+// SourceFactory opens the carbon source a configuration names. The default
+// is (*config.Config).OpenCarbon (offline model and CSV traces); the live
+// API clients plug in here.
+type SourceFactory func(cfg *config.Config) (regions.CarbonSource, error)
+
+// CarbonFeed reads hourly snapshots from a carbon source and says how old
+// they are. For a source without DataAger:
+//
+//   - MapYears (the offline model, one year long): any hour is mapped to the
+//     same month, day and hour of the model's year; age 0.
+//   - otherwise an hour inside the source's period has age 0; an hour after
+//     it is served the last hour's values ("last known value") with age =
+//     the distance to that hour; an hour before it has no data.
+//
+// When a read fails, the last good snapshot is served and ages.
+type CarbonFeed struct {
+	Source   regions.CarbonSource
+	MapYears bool
+
+	mu   sync.Mutex
+	last *compiler.Carbon
+}
+
+// Reading is one snapshot and its age.
+type Reading struct {
+	Carbon compiler.Carbon
+	// DataHour is the hour the values belong to (the model's year for the
+	// offline model).
+	DataHour time.Time
+	Age      time.Duration
+	// Err is set when no data could be read (then Carbon is the last good
+	// snapshot, or zero when there is none).
+	Err error
+}
+
+// Read returns the snapshot for the hour containing t.
+func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
+	hour := t.UTC().Truncate(time.Hour)
+	p := f.Source.Period()
+	dataHour := hour
+	var age time.Duration
+	if f.MapYears {
+		if h, ok := compiler.HourIn(p, hour); ok {
+			dataHour = h
+		}
+	}
+	if !p.Contains(dataHour) && !p.From.IsZero() {
+		if !dataHour.Before(p.To) {
+			dataHour = p.To.Add(-time.Hour)
+			age = hour.Sub(dataHour)
+		}
+	}
+	if a, ok := f.Source.(DataAger); ok {
+		age = a.DataAge(t)
+	}
+	c, err := compiler.Snapshot(cfg, f.Source, dataHour)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		r := Reading{Err: err, Age: -1}
+		if f.last != nil {
+			r.Carbon, r.DataHour = *f.last, f.last.Hour
+			r.Age = max(hour.Sub(f.last.Hour), age)
+		}
+		return r
+	}
+	f.last = &c
+	return Reading{Carbon: c, DataHour: dataHour, Age: age}
+}
+
+// Plan is what the controller installs for one hour: the carbon snapshot
+// and the policy to compile (the configured one, or SafePolicy while data
+// is stale). Compile turns it into a switch state for a given epoch.
+type Plan struct {
+	// Hour is the schedule hour the plan is for.
+	Hour time.Time `json:"hour"`
+	// DataHour is the hour of the carbon values used.
+	DataHour time.Time `json:"data_hour"`
+	// Source describes the carbon source.
+	Source string `json:"source"`
+	// Configured and Effective are the configured policy and the one
+	// compiled (SafePolicy while stale).
+	Configured regions.Policy `json:"-"`
+	Effective  regions.Policy `json:"-"`
+	// Stale is set when SafePolicy applies; Reason says why.
+	Stale  bool   `json:"stale,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// DataAge is the carbon data's age at Hour (-1: no data).
+	DataAge time.Duration `json:"data_age"`
+	// Carbon is the snapshot compiled from.
+	Carbon compiler.Carbon `json:"-"`
+
+	cfg   *config.Config
+	sites []*regions.Site
+	opts  regions.Options
+}
+
+// Compile compiles the plan for epoch.
+func (p *Plan) Compile(epoch uint8) (*compiler.State, error) {
+	in := compiler.Input{Config: p.cfg, Sites: p.sites, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch}
+	st, err := compiler.Compile(in)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s for %s: %w", p.Effective, p.Hour.Format(time.RFC3339), err)
+	}
+	return st, nil
+}
+
+// Sites returns the plan's sites (configuration order).
+func (p *Plan) Sites() []*regions.Site { return p.sites }
+
+// Config returns the configuration the plan was made from.
+func (p *Plan) Config() *config.Config { return p.cfg }
+
+// Options returns the policy options.
+func (p *Plan) Options() regions.Options { return p.opts }
+
+// Decide returns pkg/regions' decision for a request of site i with the
+// given SLA under the plan's effective policy and carbon: what the switch
+// must do (C-cap is decided as C: capacities are the data plane's).
+func (p *Plan) Decide(site int, slaMs float64) regions.Decision {
+	pol := p.Effective
+	if pol == regions.PolicyCCap {
+		pol = regions.PolicyC
+	}
+	return regions.Decide(pol, p.sites[site], p.cfg.Pool(), slaMs, &p.Carbon.Intensity, p.opts)
+}
+
+// Intensity returns the plan's carbon intensity of region r (gCO2eq/kWh).
+func (p *Plan) Intensity(r regions.Index) float64 { return p.Carbon.Intensity[r] }
+
+// BaselineIntensity is the mean, over the configured sites, of the
+// intensity of each site's nearest region: the carbon of a request under the
+// nearest-region baseline when requests are spread evenly over sites.
+func (p *Plan) BaselineIntensity() float64 {
+	var sum float64
+	for _, s := range p.sites {
+		sum += p.Carbon.Intensity[regions.Nearest(s, p.cfg.Pool())]
+	}
+	return sum / float64(len(p.sites))
+}
+
+// Planner turns schedule hours into plans.
+type Planner struct {
+	cfg    *config.Config
+	feed   *CarbonFeed
+	policy regions.Policy
+	sites  []*regions.Site
+	opts   regions.Options
+	bound  time.Duration
+	log    *slog.Logger
+}
+
+// NewPlanner returns a planner for a validated configuration reading
+// carbon from feed.
+func NewPlanner(cfg *config.Config, feed *CarbonFeed, log *slog.Logger) (*Planner, error) {
+	pol, err := cfg.RoutingPolicy()
+	if err != nil {
+		return nil, err
+	}
+	sites, err := cfg.RoutingSites()
+	if err != nil {
+		return nil, err
+	}
+	bound := cfg.Carbon.StalenessBound.Duration
+	if bound == 0 {
+		bound = config.DefaultStalenessBound
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Planner{cfg: cfg, feed: feed, policy: pol, sites: sites, opts: cfg.Options(), bound: bound, log: log}, nil
+}
+
+// StalenessBound returns how old carbon data may be before SafePolicy
+// applies.
+func (pl *Planner) StalenessBound() time.Duration { return pl.bound }
+
+// Plan returns the plan for the hour containing t.
+func (pl *Planner) Plan(t time.Time) *Plan {
+	r := pl.feed.Read(pl.cfg, t)
+	p := &Plan{Hour: t.UTC().Truncate(time.Hour), DataHour: r.DataHour, Source: pl.feed.Source.Describe(),
+		Configured: pl.policy, Effective: pl.policy, DataAge: r.Age, Carbon: r.Carbon,
+		cfg: pl.cfg, sites: pl.sites, opts: pl.opts}
+	switch {
+	case r.Err != nil && r.Age < 0:
+		p.Stale, p.Reason = true, fmt.Sprintf("no carbon data: %v", r.Err)
+	case r.Age > pl.bound:
+		p.Stale, p.Reason = true, fmt.Sprintf("carbon data is %s old (bound %s)", r.Age, pl.bound)
+		if r.Err != nil {
+			p.Reason += fmt.Sprintf("; last read failed: %v", r.Err)
+		}
+	case r.Err != nil:
+		pl.log.Warn("carbon read failed; using the last known values", "hour", p.Hour, "data_hour", r.DataHour, "age", r.Age, "err", r.Err)
+	}
+	if p.Stale && pl.policy != SafePolicy {
+		p.Effective = SafePolicy
+		if p.Carbon.Source == "" {
+			p.Carbon = compiler.Carbon{Hour: p.Hour, Source: "none (no carbon data)"}
+		}
+		pl.log.Warn("carbon data stale: compiling the safe policy", "hour", p.Hour, "policy", SafePolicy.String(), "configured", pl.policy.String(), "reason", p.Reason)
+	}
+	return p
+}

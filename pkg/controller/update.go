@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+)
+
+// Update is the hitless change from what a switch holds to the next state,
+// as the ordered phases the controller writes (docs/ARCHITECTURE.md,
+// "Controller runtime"):
+//
+//  1. Stage: the new carbon_rank generation under the inactive epoch, and
+//     removal of leftovers of interrupted attempts (compiler.PlanGeneration).
+//  2. Before: changes to non-versioned tables (feasibility, next hops, …)
+//     that are safe while the old generation is active.
+//  3. Flip: the one MODIFY of active_epoch.
+//  4. After: non-versioned changes that are only safe once the new
+//     generation is active.
+//  5. Cleanup, after a grace period: the old generation.
+//
+// Non-versioned tables change in place, so a packet may meet their old or
+// new contents together with the old or new ranking. Carbon-only hours never
+// touch them; a policy change (e.g. to the safe policy while carbon data is
+// stale, and back) changes feasibility and ranking together. PlanUpdate
+// therefore evaluates the mixed states with compiler.Router at every SLA
+// boundary of every site and puts the non-versioned changes on the side of
+// the flip where every mixture routes each request as the old or the new
+// plan does. Hitless is false when neither side is safe (then they go
+// before the flip, and the caller logs it).
+type Update struct {
+	From, To  uint8
+	Unchanged bool // same ranking: no flip
+	Hitless   bool
+	Stage     []compiler.Update
+	Before    []compiler.Update
+	Flip      []compiler.Update
+	After     []compiler.Update
+	Cleanup   []compiler.Update
+}
+
+// Writes is the total number of updates.
+func (u *Update) Writes() int {
+	return len(u.Stage) + len(u.Before) + len(u.Flip) + len(u.After) + len(u.Cleanup)
+}
+
+// Empty reports whether the switch already holds the state.
+func (u *Update) Empty() bool { return u.Writes() == 0 }
+
+// Phases returns the phases in write order with their names; the grace
+// period goes between "after" and "cleanup".
+func (u *Update) Phases() []Phase {
+	return []Phase{{"stage", u.Stage}, {"before", u.Before}, {"flip", u.Flip}, {"after", u.After}, {"cleanup", u.Cleanup}}
+}
+
+// All returns every update in write order.
+func (u *Update) All() []compiler.Update {
+	var out []compiler.Update
+	for _, p := range u.Phases() {
+		out = append(out, p.Updates...)
+	}
+	return out
+}
+
+// Phase is a named list of updates.
+type Phase struct {
+	Name    string
+	Updates []compiler.Update
+}
+
+// WriteText prints the update phase by phase.
+func (u *Update) WriteText(w io.Writer) error {
+	flip := fmt.Sprintf("epoch %d → %d", u.From, u.To)
+	if u.Unchanged {
+		flip = fmt.Sprintf("epoch %d kept (same ranking)", u.From)
+	}
+	if _, err := fmt.Fprintf(w, "# %s, %d writes\n", flip, u.Writes()); err != nil {
+		return err
+	}
+	for _, p := range u.Phases() {
+		if len(p.Updates) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s (%d)\n", p.Name, len(p.Updates))
+		for _, x := range p.Updates {
+			if _, err := fmt.Fprintf(w, "%-6s %s\n", x.Op, x.Entry.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isVersioned reports whether e belongs to the epoch-versioned part of the
+// program: carbon_rank entries (not its default action, which is
+// NoAction whatever the epoch) and active_epoch.
+func isVersioned(e *compiler.Entry) bool {
+	return (e.Table == pipeline.TableCarbonRank && !e.Default) || e.Table == pipeline.TableActiveEpoch
+}
+
+// split returns the versioned (carbon_rank, active_epoch) and non-versioned
+// parts of s.
+func split(s *compiler.State) (v, nv *compiler.State) {
+	v, nv = &compiler.State{Meta: s.Meta}, &compiler.State{Meta: s.Meta}
+	for _, e := range s.Entries {
+		if isVersioned(&e) {
+			v.Entries = append(v.Entries, e)
+		} else {
+			nv.Entries = append(nv.Entries, e)
+		}
+	}
+	return v, nv
+}
+
+func join(a, b *compiler.State) *compiler.State {
+	s, _ := compiler.NewState(append(slices.Clone(a.Entries), b.Entries...))
+	return s
+}
+
+// PlanUpdate plans the change from installed (read back from the switch, or
+// the state last written) to next, which must be compiled for
+// compiler.NextEpoch(installed.ActiveEpoch()).
+func PlanUpdate(installed, next *compiler.State) (*Update, error) {
+	iv, inv := split(installed)
+	nv, nnv := split(next)
+	g, err := compiler.PlanGeneration(iv, nv)
+	if err != nil {
+		return nil, err
+	}
+	u := &Update{From: g.From, To: g.To, Unchanged: g.Unchanged, Hitless: true,
+		Stage: g.Install, Flip: g.Flip, Cleanup: g.Cleanup}
+	rest := compiler.Diff(inv, nnv).Updates()
+	if len(rest) == 0 {
+		return u, nil
+	}
+	if g.Unchanged {
+		// The active ranking is already the new one: new feasibility with it
+		// is the new plan itself.
+		u.Before = rest
+		return u, nil
+	}
+	oldR, newR := newRouter(installed), newRouter(next)
+	switch {
+	case consistent(join(nnv, iv), installed, next, oldR, newR):
+		u.Before = rest
+	case consistent(join(inv, nv), installed, next, oldR, newR):
+		u.After = rest
+	default:
+		u.Before, u.Hitless = rest, false
+	}
+	return u, nil
+}
+
+// consistent reports whether every request (site, SLA) is routed by mix as
+// by old or by new. Decisions are piecewise constant in the SLA between the
+// feasibility boundaries of the two states, so checking each boundary of
+// each site covers every 16-bit SLA value.
+func consistent(mix, old, new *compiler.State, oldR, newR *compiler.Router) bool {
+	mixR := newRouter(mix)
+	bounds := map[uint16]map[uint16]bool{}
+	for _, s := range []*compiler.State{old, new} {
+		for _, e := range s.Table(pipeline.TableSLAFeasibility) {
+			site, _ := e.Field(pipeline.FieldSite)
+			sla, _ := e.Field(pipeline.FieldSLA)
+			b := bounds[uint16(site.Value)]
+			if b == nil {
+				b = map[uint16]bool{0: true}
+				bounds[uint16(site.Value)] = b
+			}
+			b[uint16(sla.Value)] = true
+			if sla.High < 0xFFFF {
+				b[uint16(sla.High+1)] = true
+			}
+		}
+	}
+	for site, b := range bounds {
+		for sla := range b {
+			r := mixR.Route(site, sla, 0).Region
+			if r != oldR.Route(site, sla, 0).Region && r != newR.Route(site, sla, 0).Region {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// newRouter is compiler.NewRouter on s without the default entries read
+// back from a switch (the router expects compiled states, whose only default
+// entry is active_epoch's).
+func newRouter(s *compiler.State) *compiler.Router {
+	c := &compiler.State{Meta: s.Meta, Entries: make([]compiler.Entry, 0, len(s.Entries))}
+	for _, e := range s.Entries {
+		if !e.Default || e.Table == pipeline.TableActiveEpoch {
+			c.Entries = append(c.Entries, e)
+		}
+	}
+	return compiler.NewRouter(c)
+}
+
+// opRuns splits updates into maximal runs of one operation: each run is one
+// Write call, so a server that reorders updates inside a batch can never
+// apply a DELETE before the INSERT it makes room for.
+func opRuns(us []compiler.Update) [][]compiler.Update {
+	var out [][]compiler.Update
+	for i := 0; i < len(us); {
+		j := i + 1
+		for j < len(us) && us[j].Op == us[i].Op {
+			j++
+		}
+		out = append(out, us[i:j])
+		i = j
+	}
+	return out
+}
