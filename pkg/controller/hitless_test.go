@@ -225,7 +225,7 @@ type fakeT struct {
 	errors int
 }
 
-func (f *fakeT) Helper()             {}
+func (f *fakeT) Helper()               {}
 func (f *fakeT) Errorf(string, ...any) { f.errors++ }
 func (f *fakeT) Fatalf(format string, a ...any) {
 	panic(fmt.Sprintf(format, a...))
