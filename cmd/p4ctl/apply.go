@@ -1,7 +1,254 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
 
-func newApplyCmd(_ *streams) *cobra.Command {
-	return notYet("apply", "Push desired state to switches", "5")
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
+
+// applyOptions are the flags of `p4ctl apply`.
+type applyOptions struct {
+	ConfigPath string
+	hourFlags
+	conn   connFlags
+	DryRun bool
+	Grace  time.Duration
+	Format output.Format
+
+	now func() time.Time
+
+	cfg     *config.Config
+	targets []controller.Target
+}
+
+func newApplyCmd(s *streams) *cobra.Command {
+	o := &applyOptions{now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "apply --config FILE [--grpc-addr HOST:PORT] [--at TIME | --hour N] [--dry-run]",
+		Short: "Push the desired state to switches (hitless: new generation, flip, cleanup)",
+		Long: `apply compiles the configuration for the chosen hour and makes every target
+hold it, exactly as the daemon does each hour: it becomes the switch's
+primary controller, reads what the switch holds, installs the new carbon
+ranking under the inactive epoch, flips active_epoch in one write, waits
+--grace and deletes the old generation. Re-running it writes nothing.
+--dry-run reads the switch and prints the P4Runtime WriteRequests it would
+send (protobuf text; -o json|yaml prints the name-based update plan), without
+arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context(), s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	o.hourFlags.add(f)
+	o.conn.add(f, "", 1)
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
+	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
+	output.AddFlag(f, &o.Format)
+	return cmd
+}
+
+// Complete loads the configuration.
+func (o *applyOptions) Complete() error {
+	cfg, err := loadControllerConfig(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	o.cfg = cfg
+	return nil
+}
+
+// Validate checks the flags and resolves the targets.
+func (o *applyOptions) Validate() error {
+	if err := o.hourFlags.validate(); err != nil {
+		return err
+	}
+	if err := o.conn.validate(false); err != nil {
+		return err
+	}
+	if o.Grace < 0 {
+		return usageErrorf("--grace must be ≥ 0")
+	}
+	if o.conn.ElectionID == 0 && !o.DryRun {
+		return usageErrorf("--election-id must be ≥ 1 to write")
+	}
+	t, err := o.conn.targets(o.cfg, 0)
+	if err != nil {
+		return err
+	}
+	o.targets = t
+	return nil
+}
+
+type applyResult struct {
+	Hour    time.Time           `json:"hour"`
+	Policy  string              `json:"policy"`
+	Stale   bool                `json:"stale,omitempty"`
+	Reports []controller.Report `json:"targets"`
+}
+
+func (r *applyResult) WriteText(w io.Writer) error {
+	for _, rep := range r.Reports {
+		epoch := fmt.Sprintf("epoch %d → %d", rep.From, rep.To)
+		if rep.Unchanged {
+			epoch = fmt.Sprintf("epoch %d kept", rep.To)
+		}
+		fmt.Fprintf(w, "%s: policy %s for %s: %d writes (%s), %s, %s\n", rep.Target, rep.Policy, rep.Hour.Format(time.RFC3339),
+			rep.Writes, phases(rep.ByPhase), epoch, rep.Duration.Round(time.Microsecond))
+	}
+	return nil
+}
+
+func phases(m map[string]int) string {
+	out := ""
+	for _, p := range []string{"stage", "before", "flip", "after", "cleanup"} {
+		if m[p] > 0 {
+			if out != "" {
+				out += ", "
+			}
+			out += fmt.Sprintf("%s %d", p, m[p])
+		}
+	}
+	if out == "" {
+		return "nothing to do"
+	}
+	return out
+}
+
+// dryRunResult is the plan of every target, for -o json|yaml.
+type dryRunResult struct {
+	Hour    time.Time       `json:"hour"`
+	Policy  string          `json:"policy"`
+	Targets []dryRunTarget  `json:"targets"`
+	text    []dryRunRequest `json:"-"`
+}
+
+type dryRunTarget struct {
+	Target string             `json:"target"`
+	Update *controller.Update `json:"update"`
+}
+
+type dryRunRequest struct {
+	target string
+	update *controller.Update
+	reqs   []*p4v1.WriteRequest
+}
+
+func (r *dryRunResult) WriteText(w io.Writer) error {
+	for _, t := range r.text {
+		fmt.Fprintf(w, "# target %s: policy %s for %s\n", t.target, r.Policy, r.Hour.Format(time.RFC3339))
+		if err := t.update.WriteText(w); err != nil {
+			return err
+		}
+		if len(t.reqs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "# %d WriteRequests, in order (one per phase and operation)\n", len(t.reqs))
+		if _, err := io.WriteString(w, p4rt.FormatWriteRequests(t.reqs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run applies (or prints) the plan on every target.
+func (o *applyOptions) Run(ctx context.Context, s *streams) error {
+	feed, err := carbonFeed(o.cfg, nil)
+	if err != nil {
+		return err
+	}
+	pl, err := controller.NewPlanner(o.cfg, feed, nil)
+	if err != nil {
+		return err
+	}
+	p := pl.Plan(o.hourFlags.resolve(o.cfg, feed.Source, o.now()))
+	if o.DryRun {
+		return o.dryRun(ctx, s, p)
+	}
+	grace := o.Grace
+	if grace == 0 {
+		grace = -1
+	}
+	res := &applyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
+	for _, t := range o.targets {
+		d := controller.NewDriver(t, controller.DriverOptions{Grace: grace, NoTakeover: true})
+		err := func() error {
+			defer d.Close()
+			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			err := d.Connect(cctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			rep, err := d.Sync(ctx, p)
+			if err != nil {
+				return err
+			}
+			res.Reports = append(res.Reports, rep)
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return output.Print(s.Out, o.Format, res)
+}
+
+func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Plan) error {
+	res := &dryRunResult{Hour: p.Hour, Policy: p.Effective.String()}
+	for _, t := range o.targets {
+		c, err := dialTarget(t)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer c.Close()
+			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			defer cancel()
+			d := controller.NewDriverWithClient(t, c, controller.DriverOptions{})
+			if err := d.ConnectReadOnly(cctx); err != nil {
+				return err
+			}
+			u, _, err := d.Plan(cctx, p)
+			if err != nil {
+				return err
+			}
+			var reqs []*p4v1.WriteRequest
+			for _, ph := range u.Phases() {
+				for _, run := range controller.OpRuns(ph.Updates) {
+					ups, err := d.Translator().Updates(run)
+					if err != nil {
+						return err
+					}
+					for _, r := range c.WriteRequests(ups) {
+						r.ElectionId = &p4v1.Uint128{High: t.ElectionID.High, Low: t.ElectionID.Low}
+						reqs = append(reqs, r)
+					}
+				}
+			}
+			res.Targets = append(res.Targets, dryRunTarget{Target: t.Name, Update: u})
+			res.text = append(res.text, dryRunRequest{target: t.Name, update: u, reqs: reqs})
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return output.Print(s.Out, o.Format, res)
 }

@@ -1,7 +1,217 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
 
-func newDemoCmd(_ *streams) *cobra.Command {
-	return notYet("demo", "Run the end-to-end demo on the embedded target", "5")
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/demo"
+	"github.com/p4ctl/p4ctl/pkg/output"
+)
+
+// demoOptions are the flags of `p4ctl demo`.
+type demoOptions struct {
+	ConfigPath string
+	Hours      int
+	Requests   int
+	Speed      string
+	Start      string
+	Seed       uint64
+	OutDir     string
+	GRPCAddr   string
+	EnergyWh   float64
+	Quick      bool
+	Format     output.Format
+
+	cfg     *config.Config
+	cfgName string
+	speed   float64
+	start   time.Time
+}
+
+func newDemoCmd(s *streams) *cobra.Command {
+	o := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the end-to-end demo on the embedded switch (no hardware, no root, no API key)",
+		Long: `demo starts the embedded p4ctl switch with its P4Runtime server in-process,
+runs the controller in replay over 24 hours of the configured carbon source
+(default: the built-in examples/mumbai.yaml on the offline synthetic model),
+and every hour drives the paper's mixed workload (20/30/20/20/10 % of
+requests with 300/500/800/1000/3000 ms SLAs) through the data plane, with
+simulated servers answering so that slots are released. Per hour it prints
+the carbon ranking, the entries the controller wrote, the requests per region
+read back from the switch's region_routed counter over P4Runtime, the
+estimated gCO2 against the nearest-region baseline and SLA violations; then
+totals, and PNG/SVG plots in --out. It checks that the switch's counters
+equal what pkg/regions' policy decides for the same requests and fails
+(exit 1) if they differ.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context(), s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration (default: the built-in examples/mumbai.yaml)")
+	f.IntVar(&o.Hours, "hours", demo.DefaultHours, "hours to replay")
+	f.IntVar(&o.Requests, "requests", demo.DefaultRequestsPerHour, "requests per hour")
+	f.StringVar(&o.Speed, "speed", fmt.Sprintf("%gx", float64(demo.DefaultSpeed)), "replay speed (3600x = one hour per second; max = unpaced)")
+	f.StringVar(&o.Start, "start", "", "first hour (default: the configuration's replay start)")
+	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
+	f.StringVar(&o.OutDir, "out", "out/demo", "directory for the PNG/SVG report (\"\" = none)")
+	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
+	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
+	f.BoolVar(&o.Quick, "quick", false, "6 hours × 500 requests, unpaced (a smoke test)")
+	output.AddFlag(f, &o.Format)
+	return cmd
+}
+
+// Complete loads the configuration (the built-in example by default).
+func (o *demoOptions) Complete() error {
+	if o.ConfigPath == "" {
+		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+		if err != nil {
+			return fmt.Errorf("built-in configuration: %w", err)
+		}
+		o.cfg, o.cfgName = cfg, examples.MumbaiName+" (built in)"
+		return nil
+	}
+	cfg, err := loadControllerConfig(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	o.cfg, o.cfgName = cfg, o.ConfigPath
+	return nil
+}
+
+// Validate checks the flags.
+func (o *demoOptions) Validate() error {
+	if o.Quick {
+		o.Hours, o.Requests, o.Speed = 6, 500, "max"
+	}
+	if o.Hours < 1 || o.Hours > 24*366 {
+		return usageErrorf("--hours %d: want 1..8784", o.Hours)
+	}
+	if o.Requests < 1 || o.Requests > 10_000_000 {
+		return usageErrorf("--requests %d: want 1..10000000", o.Requests)
+	}
+	v, err := parseSpeed(o.Speed)
+	if err != nil {
+		return usageErrorf("--speed %v", err)
+	}
+	o.speed = v
+	if o.Start != "" {
+		t, err := parseHour(o.Start)
+		if err != nil {
+			return usageErrorf("--start: %v", err)
+		}
+		o.start = t
+	}
+	if o.EnergyWh <= 0 {
+		return usageErrorf("--energy-per-request-wh must be > 0")
+	}
+	if o.GRPCAddr != "" && !isLoopbackAddr(o.GRPCAddr) {
+		return usageErrorf("--grpc-addr %q: the demo serves on loopback only", o.GRPCAddr)
+	}
+	switch o.cfg.Carbon.Source {
+	case config.SourceOffline, config.SourceCSV, config.SourceElectricityMapsCSV:
+	default:
+		return usageErrorf("the demo replays traces or the offline model; carbon.source %s is live", o.cfg.Carbon.Source)
+	}
+	return nil
+}
+
+// Run runs the demo, streaming hours in table mode.
+func (o *demoOptions) Run(ctx context.Context, s *streams) error {
+	table := o.Format == output.Table
+	opts := demo.Options{Config: o.cfg, ConfigName: o.cfgName, Start: o.start, Hours: o.Hours, RequestsPerHour: o.Requests,
+		Speed: o.speed, Seed: o.Seed, EnergyPerRequestWh: o.EnergyWh, GRPCAddr: o.GRPCAddr}
+	bar := newHourBar(s.Err, o.Hours)
+	defer bar.finish()
+	opts.Progress = bar.set
+	if table {
+		opts.OnStart = func(r *demo.Result) {
+			bar.clear()
+			_ = demo.WriteHeader(s.Out, r)
+		}
+		opts.OnHour = func(h demo.Hour) {
+			bar.clear()
+			fmt.Fprintln(s.Out, demo.HourLine(h))
+		}
+	}
+	res, err := demo.Run(ctx, opts)
+	bar.finish()
+	if res != nil && o.OutDir != "" && len(res.Hours) > 0 {
+		if _, perr := demo.WritePlots(res, o.OutDir); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if res != nil {
+		if table {
+			if werr := demo.WriteTotals(s.Out, res); werr != nil && err == nil {
+				err = werr
+			}
+		} else if perr := output.Print(s.Out, o.Format, res); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if errors.Is(err, demo.ErrMismatch) {
+		return fmt.Errorf("DEMO FAILED: %w (see the per-region table above)", err)
+	}
+	return err
+}
+
+// hourBar is a progress bar over the replayed hours, drawn on stderr only
+// when it is a terminal.
+type hourBar struct {
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func newHourBar(w io.Writer, hours int) *hourBar {
+	if !isTerminal(w) {
+		return &hourBar{}
+	}
+	return &hourBar{bar: progressbar.NewOptions(hours, progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("replaying hours"), progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(50*time.Millisecond), progressbar.OptionClearOnFinish())}
+}
+
+func (b *hourBar) set(done, _ int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		_ = b.bar.Set(done)
+	}
+}
+
+func (b *hourBar) clear() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		_ = b.bar.Clear()
+	}
+}
+
+func (b *hourBar) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		_ = b.bar.Finish()
+		b.bar = nil
+	}
 }

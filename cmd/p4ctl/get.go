@@ -1,7 +1,485 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 
-func newGetCmd(_ *streams) *cobra.Command {
-	return notYet("get", "Read entries, counters and registers from a switch", "5")
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// getOptions are the flags shared by `p4ctl get …`.
+type getOptions struct {
+	conn     connFlags
+	Pipeline string // --config p4info[,device-config], as p4runtime-shell
+	Names    []string
+	All      bool
+	Format   output.Format
+
+	what string
 }
+
+func newGetCmd(s *streams) *cobra.Command {
+	o := &getOptions{}
+	cmd := &cobra.Command{
+		Use:   "get entries|regions|counters|registers",
+		Short: "Read entries, counters and registers from a switch",
+		Long: `get reads a switch over P4Runtime (read-only: no arbitration, no election id
+needed) and prints what it holds:
+
+  entries     table entries (--table to narrow)
+  regions     per region: next hop, rank in the active carbon generation,
+              routed and fallback requests (counters), outstanding requests
+  counters    indirect counter cells (--name to narrow; zero cells with --all)
+  registers   register cells (--name to narrow; zero cells with --all)
+
+Names come from the switch's P4Info, or from --config p4info[,device-config]
+(p4runtime-shell's flag).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usageErrorf("get what? entries, regions, counters or registers")
+		},
+	}
+	pf := cmd.PersistentFlags()
+	o.conn.add(pf, "127.0.0.1:9559", 0)
+	pf.StringVar(&o.Pipeline, "config", "", "P4Info to decode names with (p4info.txtpb[,device-config]); default: the switch's")
+	output.AddFlag(pf, &o.Format)
+	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
+		c := &cobra.Command{
+			Use:   what,
+			Short: short,
+			Args:  cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				o.what = what
+				if err := o.Complete(); err != nil {
+					return err
+				}
+				if err := o.Validate(); err != nil {
+					return err
+				}
+				return o.Run(c.Context(), s)
+			},
+		}
+		if nameFlag != "" {
+			c.Flags().StringSliceVar(&o.Names, nameFlag, nil, nameHelp)
+			c.Flags().BoolVar(&o.All, "all", false, "include cells that are zero")
+		}
+		return c
+	}
+	entries := sub("entries", "Print table entries", "", "")
+	entries.Flags().StringSliceVar(&o.Names, "table", nil, "only these tables (e.g. carbon_rank)")
+	cmd.AddCommand(entries,
+		sub("regions", "Print per-region routing state and counters", "", ""),
+		sub("counters", "Print counter cells", "name", "only these counters (e.g. region_routed)"),
+		sub("registers", "Print register cells", "name", "only these registers (e.g. server_outstanding)"))
+	return cmd
+}
+
+// Complete has nothing to load.
+func (o *getOptions) Complete() error { return nil }
+
+// Validate checks the flags.
+func (o *getOptions) Validate() error {
+	if err := o.conn.validate(true); err != nil {
+		return err
+	}
+	if strings.Count(o.Pipeline, ",") > 1 {
+		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+	}
+	return nil
+}
+
+func (o *getOptions) client() (*p4rt.Client, error) {
+	var extra []p4rt.Option
+	if o.Pipeline != "" {
+		info, err := p4rt.LoadP4Info(strings.Split(o.Pipeline, ",")[0])
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, p4rt.WithP4Info(info))
+	}
+	return o.conn.dial(0, extra...)
+}
+
+// Run reads and prints.
+func (o *getOptions) Run(ctx context.Context, s *streams) error {
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+	defer cancel()
+	idx, err := c.Index(ctx)
+	if err != nil {
+		return err
+	}
+	var res output.Tabular
+	switch o.what {
+	case "entries":
+		res, err = o.entries(ctx, c, idx)
+	case "regions":
+		res, err = o.regions(ctx, c, idx)
+	case "counters":
+		res, err = o.counters(ctx, c, idx)
+	case "registers":
+		res, err = o.registers(ctx, c, idx)
+	}
+	if err != nil {
+		return err
+	}
+	return output.Print(s.Out, o.Format, res)
+}
+
+func shortName(n string) string {
+	return strings.TrimPrefix(n, pipeline.Control+".")
+}
+
+func fullNames(names []string, known []string, kind string) ([]string, error) {
+	if len(names) == 0 {
+		return known, nil
+	}
+	var out []string
+	for _, n := range names {
+		found := ""
+		for _, k := range known {
+			if k == n || strings.HasSuffix(k, "."+n) {
+				found = k
+				break
+			}
+		}
+		if found == "" {
+			return nil, usageErrorf("no %s %q on the switch (have %s)", kind, n, strings.Join(shorten(known), ", "))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func shorten(ns []string) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = shortName(n)
+	}
+	return out
+}
+
+type entryRows []p4rt.Entry
+
+func (r entryRows) TableHeaders() []string { return []string{"TABLE", "MATCH", "PRIORITY", "ACTION"} }
+func (r entryRows) TableRows() [][]string {
+	var out [][]string
+	for _, e := range r {
+		var m []string
+		for _, f := range e.Match {
+			m = append(m, f.Field+"="+f.Value)
+		}
+		match := strings.Join(m, " ")
+		if e.Default {
+			match = "(default)"
+		}
+		var ps []string
+		for _, p := range e.Params {
+			ps = append(ps, p.Name+"="+p.Value)
+		}
+		prio := ""
+		if e.Priority != 0 {
+			prio = strconv.Itoa(int(e.Priority))
+		}
+		act := shortName(e.Action) + "(" + strings.Join(ps, ", ") + ")"
+		if e.ActionRaw != "" {
+			act = e.ActionRaw
+		}
+		out = append(out, []string{shortName(e.Table), match, prio, act})
+	}
+	return out
+}
+
+func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
+	tables, err := fullNames(o.Names, idx.Tables(), "table")
+	if err != nil {
+		return nil, err
+	}
+	if len(o.Names) == 0 {
+		tables = nil // one wildcard read
+	}
+	tes, err := c.ReadTableEntries(ctx, tables...)
+	if err != nil {
+		return nil, err
+	}
+	rows := make(entryRows, 0, len(tes))
+	for _, te := range tes {
+		e, err := idx.DecodeTableEntry(te)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, e)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Table < rows[j].Table })
+	return rows, nil
+}
+
+type cellRow struct {
+	Name    string `json:"name"`
+	Index   int64  `json:"index"`
+	Label   string `json:"label,omitempty"`
+	Packets *int64 `json:"packets,omitempty"`
+	Bytes   *int64 `json:"bytes,omitempty"`
+	Value   *int64 `json:"value,omitempty"`
+}
+
+type cellRows struct {
+	rows     []cellRow
+	counters bool
+}
+
+func (r cellRows) MarshalJSON() ([]byte, error) { return jsonOf(r.rows) }
+
+func (r cellRows) TableHeaders() []string {
+	if r.counters {
+		return []string{"COUNTER", "INDEX", "LABEL", "PACKETS", "BYTES"}
+	}
+	return []string{"REGISTER", "INDEX", "LABEL", "VALUE"}
+}
+
+func (r cellRows) TableRows() [][]string {
+	var out [][]string
+	for _, c := range r.rows {
+		row := []string{shortName(c.Name), strconv.FormatInt(c.Index, 10), c.Label}
+		if r.counters {
+			row = append(row, strconv.FormatInt(*c.Packets, 10), strconv.FormatInt(*c.Bytes, 10))
+		} else {
+			row = append(row, strconv.FormatInt(*c.Value, 10))
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// label names a cell of the p4ctl program's arrays.
+func label(name string, i int64) string {
+	switch name {
+	case pipeline.CounterRegionRouted, pipeline.CounterRegionFallback, pipeline.RegisterRegionOutstanding:
+		if r, ok := regions.RegionAt(regions.Index(i)); ok {
+			return r.ID
+		}
+	case pipeline.CounterDispatchEvents:
+		return pipeline.Event(i).String()
+	case pipeline.CounterServerBound, pipeline.RegisterServerOutstanding, pipeline.RegisterServerWork, pipeline.RegisterServerLastSeen:
+		return "server " + strconv.FormatInt(i, 10)
+	}
+	return ""
+}
+
+func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
+	names, err := fullNames(o.Names, idx.Counters(), "counter")
+	if err != nil {
+		return nil, err
+	}
+	res := cellRows{counters: true}
+	for _, n := range names {
+		cells, err := c.ReadCounter(ctx, n, -1)
+		if err != nil {
+			return nil, err
+		}
+		for _, cell := range cells {
+			if cell.Packets == 0 && cell.Bytes == 0 && !o.All {
+				continue
+			}
+			p, b := cell.Packets, cell.Bytes
+			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: label(n, cell.Index), Packets: &p, Bytes: &b})
+		}
+	}
+	return res, nil
+}
+
+func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
+	names, err := fullNames(o.Names, idx.Registers(), "register")
+	if err != nil {
+		return nil, err
+	}
+	res := cellRows{}
+	for _, n := range names {
+		cells, err := c.ReadRegister(ctx, n, -1)
+		if err != nil {
+			return nil, err
+		}
+		for _, cell := range cells {
+			if cell.Value == 0 && !o.All {
+				continue
+			}
+			v := int64(cell.Value)
+			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: label(n, cell.Index), Value: &v})
+		}
+	}
+	return res, nil
+}
+
+// regionRow is one region as the switch sees it.
+type regionRow struct {
+	Index       int    `json:"index"`
+	Region      string `json:"region"`
+	City        string `json:"city"`
+	NextHop     string `json:"next_hop"`
+	Rank        *int   `json:"rank,omitempty"` // in the active generation's shared ranking (0 = cleanest)
+	Routed      int64  `json:"routed"`
+	Fallback    int64  `json:"fallback"`
+	Outstanding uint64 `json:"outstanding"`
+	Full        bool   `json:"full,omitempty"`
+}
+
+type regionRows struct {
+	Epoch   uint8       `json:"active_epoch"`
+	Regions []regionRow `json:"regions"`
+}
+
+func (r regionRows) TableHeaders() []string {
+	return []string{"INDEX", "REGION", "CITY", "NEXT HOP", "RANK", "ROUTED", "FALLBACK", "OUTSTANDING", "FULL"}
+}
+
+func (r regionRows) TableRows() [][]string {
+	var out [][]string
+	for _, x := range r.Regions {
+		rank := "-"
+		if x.Rank != nil {
+			rank = strconv.Itoa(*x.Rank)
+		}
+		full := ""
+		if x.Full {
+			full = "yes"
+		}
+		out = append(out, []string{strconv.Itoa(x.Index), x.Region, x.City, x.NextHop, rank,
+			strconv.FormatInt(x.Routed, 10), strconv.FormatInt(x.Fallback, 10), strconv.FormatUint(x.Outstanding, 10), full})
+	}
+	return out
+}
+
+func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
+	tr, err := controller.NewTranslator(idx)
+	if err != nil {
+		return nil, fmt.Errorf("get regions needs the p4ctl program on the switch: %w", err)
+	}
+	st, err := controller.ReadState(ctx, c, tr)
+	if err != nil {
+		return nil, err
+	}
+	res := regionRows{Epoch: st.ActiveEpoch()}
+	byIdx := map[int]*regionRow{}
+	row := func(i int) *regionRow {
+		if r, ok := byIdx[i]; ok {
+			return r
+		}
+		r := &regionRow{Index: i, Region: strconv.Itoa(i)}
+		if reg, ok := regions.RegionAt(regions.Index(i)); ok {
+			r.Region, r.City = reg.ID, reg.City
+		}
+		byIdx[i] = r
+		return r
+	}
+	for _, e := range st.Table(pipeline.TableRegionNextHop) {
+		if e.Default {
+			continue
+		}
+		m, _ := e.Field(pipeline.FieldRegion)
+		r := row(int(m.Value))
+		capacity, _ := e.Param("capacity")
+		switch e.Action {
+		case pipeline.ActionDispatchLocal:
+			r.NextHop = fmt.Sprintf("local pool (capacity %d)", capacity)
+		case pipeline.ActionForwardRemote:
+			port, _ := e.Param("port")
+			r.NextHop = fmt.Sprintf("remote via port %d", port)
+		default:
+			r.NextHop = shortName(e.Action)
+		}
+	}
+	ranks := sharedRanking(st)
+	for i, reg := range ranks {
+		k := i
+		row(int(reg)).Rank = &k
+	}
+	for _, name := range []string{pipeline.CounterRegionRouted, pipeline.CounterRegionFallback} {
+		cells, err := c.ReadCounter(ctx, name, -1)
+		if err != nil {
+			return nil, err
+		}
+		for _, cell := range cells {
+			if cell.Packets == 0 && byIdx[int(cell.Index)] == nil {
+				continue
+			}
+			r := row(int(cell.Index))
+			if name == pipeline.CounterRegionRouted {
+				r.Routed = cell.Packets
+			} else {
+				r.Fallback = cell.Packets
+			}
+		}
+	}
+	outs, err := c.ReadRegister(ctx, pipeline.RegisterRegionOutstanding, -1)
+	if err != nil {
+		return nil, err
+	}
+	full, err := c.ReadRegister(ctx, pipeline.RegisterRegionFull, 0)
+	if err != nil {
+		return nil, err
+	}
+	var fullBits uint64
+	if len(full) > 0 {
+		fullBits = full[0].Value
+	}
+	for _, cell := range outs {
+		if r, ok := byIdx[int(cell.Index)]; ok || cell.Value > 0 {
+			if !ok {
+				r = row(int(cell.Index))
+			}
+			r.Outstanding = cell.Value
+			r.Full = fullBits&(1<<uint(cell.Index)) != 0
+		}
+	}
+	for _, r := range byIdx {
+		res.Regions = append(res.Regions, *r)
+	}
+	sort.Slice(res.Regions, func(i, j int) bool { return res.Regions[i].Index < res.Regions[j].Index })
+	return res, nil
+}
+
+// sharedRanking returns the regions of the active generation's
+// site-independent carbon_rank entries, best first.
+func sharedRanking(st *compiler.State) []regions.Index {
+	epoch := st.ActiveEpoch()
+	type ranked struct {
+		prio   int32
+		region regions.Index
+	}
+	var rs []ranked
+	for _, e := range st.Table(pipeline.TableCarbonRank) {
+		if e.Default {
+			continue
+		}
+		ep, _ := e.Field(pipeline.FieldEpoch)
+		site, _ := e.Field(pipeline.FieldSite)
+		if uint8(ep.Value) != epoch || site.Mask != 0 {
+			continue
+		}
+		r, _ := e.Param("region")
+		rs = append(rs, ranked{e.Priority, regions.Index(r)})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].prio > rs[j].prio })
+	out := make([]regions.Index, len(rs))
+	for i, r := range rs {
+		out[i] = r.region
+	}
+	return out
+}
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,8 +16,7 @@ import (
 // planOptions are the flags of `p4ctl plan`.
 type planOptions struct {
 	ConfigPath string
-	At         string
-	Hour       int
+	hourFlags
 	Epoch      int
 	Policy     string
 	Tables     []string
@@ -28,13 +26,12 @@ type planOptions struct {
 
 	// Set by Complete.
 	cfg    *config.Config
-	at     time.Time
 	policy *regions.Policy
 	tables map[string]bool
 }
 
 func newPlanCmd(s *streams) *cobra.Command {
-	o := &planOptions{Hour: -1, Epoch: 1, now: time.Now}
+	o := &planOptions{Epoch: 1, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "plan --config FILE [--at TIME | --hour N]",
 		Short: "Compile policy into desired switch state",
@@ -59,8 +56,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
-	f.StringVar(&o.At, "at", "", "compile for the hour containing this time")
-	f.IntVar(&o.Hour, "hour", -1, "compile for hour N of the replay (or of the carbon data)")
+	o.hourFlags.add(f)
 	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
 	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")
 	f.StringSliceVar(&o.Tables, "table", nil, "print only these tables (e.g. carbon_rank,sla_feasibility)")
@@ -70,15 +66,8 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 
 // Complete loads the configuration and resolves the flags.
 func (o *planOptions) Complete() error {
-	if o.ConfigPath == "" {
-		return usageErrorf("--config is required")
-	}
-	cfg, err := config.Load(o.ConfigPath)
+	cfg, err := loadControllerConfig(o.ConfigPath)
 	if err != nil {
-		var ve *config.ValidationError
-		if errors.As(err, &ve) {
-			return usageError{err}
-		}
 		return err
 	}
 	o.cfg = cfg
@@ -111,21 +100,11 @@ func (o *planOptions) Complete() error {
 
 // Validate checks flag combinations and values.
 func (o *planOptions) Validate() error {
-	if o.At != "" && o.Hour >= 0 {
-		return usageErrorf("give --at or --hour, not both")
-	}
-	if o.Hour < -1 {
-		return usageErrorf("--hour must be ≥ 0")
+	if err := o.hourFlags.validate(); err != nil {
+		return err
 	}
 	if o.Epoch < 0 || o.Epoch > 255 {
 		return usageErrorf("--epoch %d out of range 0..255", o.Epoch)
-	}
-	if o.At != "" {
-		t, err := parseHour(o.At)
-		if err != nil {
-			return usageErrorf("--at: %v", err)
-		}
-		o.at = t
 	}
 	return nil
 }
@@ -146,23 +125,7 @@ func (o *planOptions) Run(s *streams) error {
 	if err != nil {
 		return err
 	}
-	at := o.at
-	if o.At == "" {
-		var base time.Time
-		if r := o.cfg.Schedule.Replay; r != nil {
-			base = r.Start
-		}
-		switch {
-		case o.Hour >= 0 && base.IsZero():
-			at = src.Period().From.Add(time.Duration(o.Hour) * time.Hour)
-		case o.Hour >= 0:
-			at = base.Add(time.Duration(o.Hour) * time.Hour)
-		case o.cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
-			at = base
-		default:
-			at = o.now()
-		}
-	}
+	at := o.hourFlags.resolve(o.cfg, src, o.now())
 	st, err := compiler.PlanAt(o.cfg, src, at, o.cfg.Carbon.Source == config.SourceOffline, uint8(o.Epoch), o.policy)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)

@@ -1,7 +1,132 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"strings"
 
-func newPushCmd(_ *streams) *cobra.Command {
-	return notYet("push", "Push a pipeline config to a switch", "5")
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
+
+// pushPipelineOptions are the flags of `p4ctl push pipeline`.
+type pushPipelineOptions struct {
+	conn         connFlags
+	P4Info       string
+	DeviceConfig string
+	Pipeline     string // --config p4info[,device-config], as p4runtime-shell
+	Action       string
+	Cookie       uint64
+
+	action p4v1.SetForwardingPipelineConfigRequest_Action
+}
+
+func newPushCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "push pipeline",
+		Short: "Push a pipeline config to a switch",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usageErrorf("push what? pipeline")
+		},
+	}
+	o := &pushPipelineOptions{}
+	pipe := &cobra.Command{
+		Use:   "pipeline --p4info FILE [--device-config FILE] [--grpc-addr HOST:PORT]",
+		Short: "Install a P4 program (P4Info + target config) with SetForwardingPipelineConfig",
+		Long: `pipeline becomes the switch's primary controller (--election-id) and sends
+SetForwardingPipelineConfig with the P4Info and the target's device config
+(BMv2: the JSON from p4c; none for the embedded target, which models the
+p4ctl program and checks the P4Info against it). --config p4info,json is
+p4runtime-shell's spelling of the same two files.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context(), s)
+		},
+	}
+	f := pipe.Flags()
+	o.conn.add(f, "127.0.0.1:9559", 1)
+	f.StringVar(&o.P4Info, "p4info", "", "P4Info file (text, JSON or binary protobuf)")
+	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config (e.g. BMv2 JSON)")
+	f.StringVar(&o.Pipeline, "config", "", "p4info[,device-config] (p4runtime-shell style; instead of --p4info/--device-config)")
+	f.StringVar(&o.Action, "action", "verify-and-commit", "verify, verify-and-save, verify-and-commit, commit or reconcile-and-commit")
+	f.Uint64Var(&o.Cookie, "cookie", 0, "pipeline cookie")
+	cmd.AddCommand(pipe)
+	return cmd
+}
+
+// Complete splits --config into --p4info and --device-config.
+func (o *pushPipelineOptions) Complete() error {
+	if o.Pipeline == "" {
+		return nil
+	}
+	if o.P4Info != "" || o.DeviceConfig != "" {
+		return usageErrorf("give --config p4info,json or --p4info/--device-config, not both")
+	}
+	parts := strings.Split(o.Pipeline, ",")
+	if len(parts) > 2 || parts[0] == "" {
+		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+	}
+	o.P4Info = parts[0]
+	if len(parts) == 2 {
+		o.DeviceConfig = parts[1]
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *pushPipelineOptions) Validate() error {
+	if err := o.conn.validate(true); err != nil {
+		return err
+	}
+	if o.P4Info == "" && o.Action != "commit" {
+		return usageErrorf("--p4info (or --config p4info[,device-config]) is required")
+	}
+	if o.conn.ElectionID == 0 {
+		return usageErrorf("--election-id must be ≥ 1: only a primary controller may set the pipeline")
+	}
+	a, err := p4rt.ParsePipelineAction(o.Action)
+	if err != nil {
+		return usageErrorf("--action: %v", err)
+	}
+	o.action = a
+	return nil
+}
+
+// Run arbitrates and pushes the pipeline.
+func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
+	var cfg *p4v1.ForwardingPipelineConfig
+	if o.P4Info != "" {
+		var err error
+		if cfg, err = p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, o.Cookie); err != nil {
+			return err
+		}
+	}
+	c, err := o.conn.dial(o.conn.ElectionID)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+	defer cancel()
+	st, err := c.Arbitrate(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Primary {
+		return fmt.Errorf("not primary on device %d (%s): another controller holds a higher election id", o.conn.DeviceID, st)
+	}
+	if err := c.SetPipeline(ctx, o.action, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "pipeline %s (%s) pushed to device %d at %s\n", o.P4Info, o.action, o.conn.DeviceID, o.conn.GRPCAddr)
+	return nil
 }

@@ -1,7 +1,245 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
 
-func newRunCmd(_ *streams) *cobra.Command {
-	return notYet("run", "Run the controller daemon", "5")
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
+
+// runOptions are the flags of `p4ctl run`.
+type runOptions struct {
+	ConfigPath   string
+	conn         connFlags
+	Replica      int
+	ReplicaHost  bool
+	Replay       string
+	Speed        string
+	Hours        int
+	MetricsAddr  string
+	Grace        time.Duration
+	Poll         time.Duration
+	EnergyWh     float64
+	LogFormat    string
+	LogLevel     string
+	P4Info       string
+	DeviceConfig string
+
+	hostname func() (string, error)
+	ready    func(metrics net.Addr) // tests
+
+	cfg      *config.Config
+	targets  []controller.Target
+	schedule controller.Schedule
+	clock    controller.Clock
+}
+
+func newRunCmd(s *streams) *cobra.Command {
+	o := &runOptions{hostname: os.Hostname}
+	cmd := &cobra.Command{
+		Use:   "run --config FILE [--replay START --speed 3600x] [--replica N | --replica-from-hostname]",
+		Short: "Run the controller daemon: keep switches in the state of the current hour",
+		Long: `run drives every target of the configuration (or --grpc-addr) from one
+process, one goroutine per switch: it connects, arbitrates, reconnects with
+backoff and resyncs (reads the switch, writes only the difference), and at
+every hour recompiles from the carbon source and applies the change
+hitlessly (new generation under the inactive epoch, one flip, cleanup after
+--grace). When carbon data is older than carbon.staleness_bound it compiles
+the safe policy A (nearest region) and says so in logs and metrics.
+
+Clocks: real time (recompute at each hour boundary plus up to
+schedule.jitter), or a replay (--replay START --speed 3600x, or the
+configuration's schedule.mode: replay) that ends after --hours hours (0 =
+never). High availability: run several replicas with distinct election ids
+(--replica N adds N to the configured election id; --replica-from-hostname
+takes N from a StatefulSet pod name such as p4ctl-2); only the primary
+writes, a backup takes over when the primary's stream ends.
+
+Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context(), s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	o.conn.add(f, "", 0)
+	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
+	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
+	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
+	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
+	f.IntVar(&o.Hours, "hours", -1, "replay this many hours, then exit (0 = without end; default: the configuration's)")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
+	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
+	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
+	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
+	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push to switches that have no pipeline (with --device-config)")
+	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config pushed with --p4info (e.g. BMv2 JSON)")
+	return cmd
+}
+
+// Complete loads the configuration.
+func (o *runOptions) Complete() error {
+	cfg, err := loadControllerConfig(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	o.cfg = cfg
+	return nil
+}
+
+var ordinalRE = regexp.MustCompile(`-(\d+)$`)
+
+// Validate checks the flags, resolves targets, election ids and the clock.
+func (o *runOptions) Validate() error {
+	if err := o.conn.validate(false); err != nil {
+		return err
+	}
+	if o.Replica < 0 {
+		return usageErrorf("--replica must be ≥ 0")
+	}
+	if o.ReplicaHost {
+		h, err := o.hostname()
+		if err != nil {
+			return err
+		}
+		m := ordinalRE.FindStringSubmatch(h)
+		if m == nil {
+			return usageErrorf("--replica-from-hostname: host name %q does not end in -N", h)
+		}
+		n, _ := strconv.Atoi(m[1])
+		o.Replica = n
+	}
+	if o.Grace < 0 || o.Poll < 0 || o.EnergyWh <= 0 {
+		return usageErrorf("--grace and --poll must be ≥ 0, --energy-per-request-wh > 0")
+	}
+	if o.DeviceConfig != "" && o.P4Info == "" {
+		return usageErrorf("--device-config needs --p4info")
+	}
+	targets, err := o.conn.targets(o.cfg, o.conn.ElectionID)
+	if err != nil {
+		return err
+	}
+	for i := range targets {
+		id := max(targets[i].ElectionID.Low, 1)
+		targets[i].ElectionID = p4rt.Election(id + uint64(o.Replica))
+	}
+	if o.P4Info != "" {
+		pc, err := p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, 0)
+		if err != nil {
+			return err
+		}
+		for i := range targets {
+			targets[i].Pipeline = pc
+		}
+	}
+	o.targets = targets
+
+	sched := o.cfg.Schedule
+	replay := sched.Mode == config.ScheduleReplay || o.Replay != ""
+	if !replay {
+		if o.Speed != "" || o.Hours >= 0 {
+			return usageErrorf("--speed and --hours apply to a replay (--replay START or schedule.mode: replay)")
+		}
+		o.schedule = controller.Schedule{Jitter: sched.Jitter.Duration, Seed: uint64(time.Now().UnixNano())}
+		o.clock = controller.RealClock{}
+		return nil
+	}
+	var start time.Time
+	speed, hours := 3600.0, 0
+	if r := sched.Replay; r != nil {
+		start, speed, hours = r.Start, r.Speed, r.Hours
+	}
+	if o.Replay != "" {
+		t, err := parseHour(o.Replay)
+		if err != nil {
+			return usageErrorf("--replay: %v", err)
+		}
+		start = t
+	}
+	if o.Speed != "" {
+		v, err := parseSpeed(o.Speed)
+		if err != nil {
+			return usageErrorf("--speed %v", err)
+		}
+		speed = v
+	}
+	if o.Hours >= 0 {
+		hours = o.Hours
+	}
+	clk, err := controller.NewReplayClock(start, speed)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.clock = clk
+	o.schedule = controller.Schedule{Replay: true, Start: start, Hours: hours}
+	return nil
+}
+
+// Run runs the daemon until interrupted (or the replay ends).
+func (o *runOptions) Run(ctx context.Context, s *streams) error {
+	log, err := newLogger(s.Err, o.LogFormat, o.LogLevel)
+	if err != nil {
+		return err
+	}
+	feed, err := carbonFeed(o.cfg, nil)
+	if err != nil {
+		return err
+	}
+	m := controller.NewMetrics()
+	grace := o.Grace
+	if grace == 0 {
+		grace = -1
+	}
+	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule,
+		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srvDone := make(chan error, 1)
+	if o.MetricsAddr != "" {
+		srv, err := controller.NewServer(o.MetricsAddr, m, ctl.Health)
+		if err != nil {
+			return err
+		}
+		if !isLoopbackAddr(o.MetricsAddr) {
+			log.Warn("metrics are reachable beyond this machine", "addr", srv.Addr().String())
+		}
+		log.Info("serving /metrics and /healthz", "addr", srv.Addr().String())
+		if o.ready != nil {
+			o.ready(srv.Addr())
+		}
+		go func() { srvDone <- srv.Serve(ctx) }()
+	} else {
+		close(srvDone)
+	}
+	mode := "real time"
+	if o.schedule.Replay {
+		mode = fmt.Sprintf("replay from %s, %d hours (0 = without end)", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+	}
+	log.Info("p4ctl run", "targets", len(o.targets), "policy", o.cfg.Policy.Name, "carbon", feed.Source.Describe(), "schedule", mode,
+		"staleness_bound", ctl.Planner().StalenessBound().String())
+	err = ctl.Run(ctx)
+	cancel()
+	<-srvDone
+	return err
 }

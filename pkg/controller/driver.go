@@ -200,6 +200,16 @@ func (d *Driver) Connect(ctx context.Context) error {
 	return d.resolvePipeline(ctx, client)
 }
 
+// ConnectReadOnly resolves the switch's P4Info without opening the stream
+// or arbitrating: enough to read the switch and plan (dry runs, diff).
+func (d *Driver) ConnectReadOnly(ctx context.Context) error {
+	c := d.Client()
+	if c == nil {
+		return fmt.Errorf("target %s: ConnectReadOnly needs a client", d.target.Name)
+	}
+	return d.resolvePipeline(ctx, c)
+}
+
 func nextDelay(b p4rt.Backoff, prev time.Duration) time.Duration {
 	if prev <= 0 {
 		return b.Initial
@@ -363,7 +373,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 				return rep, fmt.Errorf("target %s: grace period: %w", d.target.Name, err)
 			}
 		}
-		for _, run := range opRuns(ph.Updates) {
+		for _, run := range OpRuns(ph.Updates) {
 			ups, err := tr.Updates(run)
 			if err != nil {
 				return rep, fmt.Errorf("target %s: %w", d.target.Name, err)

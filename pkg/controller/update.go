@@ -32,14 +32,15 @@ import (
 // plan does. Hitless is false when neither side is safe (then they go
 // before the flip, and the caller logs it).
 type Update struct {
-	From, To  uint8
-	Unchanged bool // same ranking: no flip
-	Hitless   bool
-	Stage     []compiler.Update
-	Before    []compiler.Update
-	Flip      []compiler.Update
-	After     []compiler.Update
-	Cleanup   []compiler.Update
+	From      uint8             `json:"from_epoch"`
+	To        uint8             `json:"to_epoch"`
+	Unchanged bool              `json:"unchanged,omitempty"` // same ranking: no flip
+	Hitless   bool              `json:"hitless"`
+	Stage     []compiler.Update `json:"stage,omitempty"`
+	Before    []compiler.Update `json:"before,omitempty"`
+	Flip      []compiler.Update `json:"flip,omitempty"`
+	After     []compiler.Update `json:"after,omitempty"`
+	Cleanup   []compiler.Update `json:"cleanup,omitempty"`
 }
 
 // Writes is the total number of updates.
@@ -200,10 +201,10 @@ func newRouter(s *compiler.State) *compiler.Router {
 	return compiler.NewRouter(c)
 }
 
-// opRuns splits updates into maximal runs of one operation: each run is one
+// OpRuns splits updates into maximal runs of one operation: each run is one
 // Write call, so a server that reorders updates inside a batch can never
 // apply a DELETE before the INSERT it makes room for.
-func opRuns(us []compiler.Update) [][]compiler.Update {
+func OpRuns(us []compiler.Update) [][]compiler.Update {
 	var out [][]compiler.Update
 	for i := 0; i < len(us); {
 		j := i + 1

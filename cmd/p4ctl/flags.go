@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// Shared flag helpers of the commands that read a controller configuration
+// (plan, diff, apply, run, demo) or talk to a switch (diff, apply, get,
+// push, run).
+
+// loadControllerConfig loads and validates a controller configuration; an
+// invalid one is a usage error (exit 2) reported before any switch is
+// touched, every problem as file:line: path: message.
+func loadControllerConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return nil, usageErrorf("--config is required")
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		var ve *config.ValidationError
+		if errors.As(err, &ve) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// hourFlags select the hour a command compiles for: --at or --hour.
+type hourFlags struct {
+	At   string
+	Hour int
+	at   time.Time
+}
+
+func (h *hourFlags) add(fs *pflag.FlagSet) {
+	h.Hour = -1
+	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
+	fs.IntVar(&h.Hour, "hour", -1, "compile for hour N of the replay (or of the carbon data)")
+}
+
+func (h *hourFlags) validate() error {
+	if h.At != "" && h.Hour >= 0 {
+		return usageErrorf("give --at or --hour, not both")
+	}
+	if h.Hour < -1 {
+		return usageErrorf("--hour must be ≥ 0")
+	}
+	if h.At != "" {
+		t, err := parseHour(h.At)
+		if err != nil {
+			return usageErrorf("--at: %v", err)
+		}
+		h.at = t
+	}
+	return nil
+}
+
+// resolve returns the time to compile for: --at; --hour N after the
+// replay start (or the source's first hour); the replay start in replay
+// mode; else now.
+func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) time.Time {
+	if h.At != "" {
+		return h.at
+	}
+	var base time.Time
+	if r := cfg.Schedule.Replay; r != nil {
+		base = r.Start
+	}
+	switch {
+	case h.Hour >= 0 && base.IsZero():
+		return src.Period().From.Add(time.Duration(h.Hour) * time.Hour)
+	case h.Hour >= 0:
+		return base.Add(time.Duration(h.Hour) * time.Hour)
+	case cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
+		return base
+	}
+	return now
+}
+
+// connFlags are the P4Runtime connection flags, named as p4runtime-shell
+// names them (--grpc-addr, --device-id, --election-id; --config
+// p4info[,device-config] where a command takes a pipeline), plus TLS.
+type connFlags struct {
+	GRPCAddr   string
+	DeviceID   uint64
+	ElectionID uint64
+	CA         string
+	Cert       string
+	Key        string
+	ServerName string
+	Insecure   bool
+	Timeout    time.Duration
+}
+
+// add registers the flags; addrDefault "" makes --grpc-addr optional (the
+// configuration's targets apply).
+func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault uint64) {
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, "P4Runtime server address host:port")
+	fs.Uint64Var(&c.DeviceID, "device-id", 1, "P4Runtime device id")
+	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, "election id (low 64 bits); replicas use distinct ones")
+	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
+	fs.StringVar(&c.Cert, "tls-cert", "", "client certificate (PEM) for mTLS")
+	fs.StringVar(&c.Key, "tls-key", "", "client key (PEM) for mTLS")
+	fs.StringVar(&c.ServerName, "tls-server-name", "", "name to verify in the switch's certificate")
+	fs.BoolVar(&c.Insecure, "insecure", false, "allow plaintext P4Runtime to a non-loopback address")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "deadline of each P4Runtime call")
+}
+
+func (c *connFlags) validate(required bool) error {
+	if c.GRPCAddr == "" {
+		if required {
+			return usageErrorf("--grpc-addr is required")
+		}
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(c.GRPCAddr); err != nil || port == "" {
+		return usageErrorf("--grpc-addr %q: want host:port", c.GRPCAddr)
+	}
+	if (c.Cert == "") != (c.Key == "") {
+		return usageErrorf("--tls-cert and --tls-key go together")
+	}
+	if c.Timeout <= 0 {
+		return usageErrorf("--timeout must be > 0")
+	}
+	return nil
+}
+
+func (c *connFlags) tls() bool { return c.CA != "" || c.Cert != "" || c.ServerName != "" }
+
+// options returns the p4rt client options of the flags (election id
+// given separately: reads need none).
+func (c *connFlags) options(election uint64) []p4rt.Option {
+	opts := []p4rt.Option{p4rt.WithDeviceID(c.DeviceID)}
+	if election != 0 {
+		opts = append(opts, p4rt.WithElectionID(p4rt.Election(election)))
+	}
+	return append(opts, c.transport()...)
+}
+
+// transport returns the call timeout and TLS options.
+func (c *connFlags) transport() []p4rt.Option {
+	opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
+	if c.tls() {
+		opts = append(opts, p4rt.WithTLS(p4rt.TLSOptions{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName}))
+	}
+	if c.Insecure {
+		opts = append(opts, p4rt.WithInsecure())
+	}
+	return opts
+}
+
+// dial connects to --grpc-addr (no arbitration; election 0 = read-only).
+func (c *connFlags) dial(election uint64, extra ...p4rt.Option) (*p4rt.Client, error) {
+	cl, err := p4rt.Dial(c.GRPCAddr, append(c.options(election), extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", c.GRPCAddr, err)
+	}
+	return cl, nil
+}
+
+// targets returns the switches a controller command drives: the one named
+// by --grpc-addr, or the configuration's targets. electionOverride, when
+// non-zero, replaces every target's election id (its low word).
+func (c *connFlags) targets(cfg *config.Config, electionOverride uint64) ([]controller.Target, error) {
+	if c.GRPCAddr != "" {
+		id := c.ElectionID
+		if electionOverride != 0 {
+			id = electionOverride
+		}
+		return []controller.Target{{Name: c.GRPCAddr, Addr: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: p4rt.Election(id),
+			ClientOptions: c.transport()}}, nil
+	}
+	if len(cfg.Targets) == 0 {
+		return nil, usageErrorf("the configuration has no targets: add `targets:` or give --grpc-addr")
+	}
+	var out []controller.Target
+	for _, t := range cfg.Targets {
+		id := t.ElectionID
+		if electionOverride != 0 {
+			id = electionOverride
+		}
+		opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
+		if t.TLS != nil {
+			opts = append(opts, p4rt.WithTLS(p4rt.TLSOptions{CAFile: cfg.Path(t.TLS.CA), CertFile: cfg.Path(t.TLS.Cert),
+				KeyFile: cfg.Path(t.TLS.Key), ServerName: t.TLS.ServerName}))
+		}
+		if c.Insecure {
+			opts = append(opts, p4rt.WithInsecure())
+		}
+		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: p4rt.Election(id), ClientOptions: opts})
+	}
+	return out, nil
+}
+
+// dialTarget connects to one target without arbitrating (reads).
+func dialTarget(t controller.Target) (*p4rt.Client, error) {
+	c, err := p4rt.Dial(t.Addr, append([]p4rt.Option{p4rt.WithDeviceID(t.DeviceID)}, t.ClientOptions...)...)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: connect %s: %w", t.Name, t.Addr, err)
+	}
+	return c, nil
+}
+
+// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
+// unpaced).
+func parseSpeed(s string) (float64, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "max" || s == "0" || s == "0x" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
+	if err != nil || v <= 0 || v > 1e9 {
+		return 0, fmt.Errorf("%q: want a factor such as 3600x (one hour per second) or max", s)
+	}
+	return v, nil
+}
+
+// newLogger returns the daemon's structured logger on w.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageErrorf("--log-format %q: want text or json", format)
+}
+
+// carbonFeed opens the configuration's carbon source through factory
+// (nil: the static sources of config.OpenCarbon). The live API sources
+// (Electricity Maps, WattTime) plug in as another factory.
+func carbonFeed(cfg *config.Config, factory controller.SourceFactory) (*controller.CarbonFeed, error) {
+	if factory == nil {
+		factory = (*config.Config).OpenCarbon
+	}
+	src, err := factory(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
+}
+
+// stderrIsTerminal reports whether w is a terminal (for progress output).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// withTimeout is ctx with the connection deadline for a one-shot command.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}

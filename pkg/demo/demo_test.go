@@ -1,0 +1,72 @@
+package demo_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/demo"
+)
+
+// The demo in a quick mode: 6 hours × 600 requests, unpaced. The routed
+// requests read back from the switch must equal pkg/regions' decisions for
+// the same requests, hour by hour, with zero SLA violations, and the plots
+// must be written.
+func TestDemoQuick(t *testing.T) {
+	cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var lines []string
+	res, err := demo.Run(ctx, demo.Options{Config: cfg, ConfigName: examples.MumbaiName, Hours: 6, RequestsPerHour: 600,
+		OnHour: func(h demo.Hour) { lines = append(lines, demo.HourLine(h)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := demo.WritePlots(res, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		t.Log("\n" + buf.String())
+	}
+	if len(res.Hours) != 6 || len(lines) != 6 || res.Totals.Requests != 3600 {
+		t.Fatalf("hours %d, lines %d, requests %d", len(res.Hours), len(lines), res.Totals.Requests)
+	}
+	if !res.Totals.CountersMatch || res.Totals.HeaderMismatches != 0 {
+		t.Fatalf("switch and policy disagree: %+v", res.Totals)
+	}
+	if res.Totals.SLAViolations != 0 {
+		t.Errorf("%d SLA violations", res.Totals.SLAViolations)
+	}
+	if res.Totals.SavingPct <= 0 {
+		t.Errorf("saving %.1f%%: policy C should beat the nearest region on the offline model", res.Totals.SavingPct)
+	}
+	if !strings.Contains(res.CarbonSource, "synthetic") {
+		t.Errorf("carbon source %q not stated as synthetic", res.CarbonSource)
+	}
+	if res.Hours[0].Writes == 0 {
+		t.Error("first hour wrote nothing")
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	if len(files) != 4 || filepath.Ext(files[0]) != ".png" {
+		t.Errorf("plots %v", files)
+	}
+}
