@@ -17,10 +17,10 @@ import (
 type planOptions struct {
 	ConfigPath string
 	hourFlags
-	Epoch      int
-	Policy     string
-	Tables     []string
-	Format     output.Format
+	Epoch  int
+	Policy string
+	Tables []string
+	Format output.Format
 
 	now func() time.Time
 
