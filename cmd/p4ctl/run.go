@@ -44,7 +44,10 @@ type runOptions struct {
 }
 
 func newRunCmd(s *streams) *cobra.Command {
-	o := &runOptions{hostname: os.Hostname}
+	return newRunCmdFor(s, &runOptions{hostname: os.Hostname})
+}
+
+func newRunCmdFor(s *streams, o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --config FILE [--replay START --speed 3600x] [--replica N | --replica-from-hostname]",
 		Short: "Run the controller daemon: keep switches in the state of the current hour",
