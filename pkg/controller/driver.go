@@ -374,30 +374,81 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			}
 		}
 		for _, run := range OpRuns(ph.Updates) {
-			ups, err := tr.Updates(run)
+			n, err := writePipelined(ctx, tr, writer, run, client.BatchSize())
+			rep.Writes += n
+			rep.ByPhase[ph.Name] += n
+			rep.ByOp[string(run[0].Op)] += n
 			if err != nil {
-				return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
-			}
-			if err := writer.Write(ctx, ups); err != nil {
 				return rep, fmt.Errorf("target %s: %s phase: %w", d.target.Name, ph.Name, err)
 			}
-			rep.Writes += len(run)
-			rep.ByPhase[ph.Name] += len(run)
-			rep.ByOp[string(run[0].Op)] += len(run)
 		}
 	}
 	if rep.Duration == 0 {
 		rep.Duration = time.Since(start)
 	}
-	final, err := compiler.Apply(installed, u.All())
-	if err != nil {
-		// The switch accepted the writes (retry-safe), our model of it
-		// disagrees: read it back next time.
-		d.log.Warn("cached state out of step with the writes; will read back", "err", err)
-		return rep, nil
+	// The switch now holds next: its entries, and the initial default of
+	// every table next does not mention (PlanUpdate resets the others) —
+	// or, when the ranking was unchanged, next under the kept epoch.
+	if u.Unchanged && u.To != next.ActiveEpoch() {
+		if next, err = p.Compile(u.To); err != nil {
+			return rep, nil // the cache stays empty: read back next time
+		}
 	}
-	d.installed = final
+	d.installed = next
 	return rep, nil
+}
+
+// writePipelined translates run chunk by chunk (one chunk per WriteRequest)
+// in a goroutine while the previous chunk is being written, so that
+// translating a large reconcile overlaps the switch's work. Chunks are
+// written in order, each after the previous one succeeded. It returns how
+// many updates were written.
+func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compiler.Update, chunk int) (int, error) {
+	if chunk <= 0 {
+		chunk = p4rt.DefaultBatchSize
+	}
+	if len(run) <= chunk {
+		ups, err := tr.Updates(run)
+		if err != nil {
+			return 0, err
+		}
+		if err := w.Write(ctx, ups); err != nil {
+			return 0, err
+		}
+		return len(run), nil
+	}
+	type batch struct {
+		ups []*p4v1.Update
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan batch, 2)
+	go func() {
+		defer close(ch)
+		for i := 0; i < len(run); i += chunk {
+			ups, err := tr.Updates(run[i:min(i+chunk, len(run))])
+			select {
+			case ch <- batch{ups, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	n := 0
+	for b := range ch {
+		if b.err != nil {
+			return n, b.err
+		}
+		if err := w.Write(ctx, b.ups); err != nil {
+			return n, err
+		}
+		n += len(b.ups)
+	}
+	return n, ctx.Err()
 }
 
 // Drift compares the switch with plan p compiled for the switch's active

@@ -123,15 +123,29 @@ type Plan struct {
 	cfg   *config.Config
 	sites []*regions.Site
 	opts  regions.Options
+
+	mu       sync.Mutex
+	compiled map[uint8]*compiler.State
 }
 
-// Compile compiles the plan for epoch.
+// Compile compiles the plan for epoch. States are memoised per epoch: a
+// fleet of switches at the same epoch shares one compile. The result is
+// shared: callers must not modify it.
 func (p *Plan) Compile(epoch uint8) (*compiler.State, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.compiled[epoch]; ok {
+		return st, nil
+	}
 	in := compiler.Input{Config: p.cfg, Sites: p.sites, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch}
 	st, err := compiler.Compile(in)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s for %s: %w", p.Effective, p.Hour.Format(time.RFC3339), err)
 	}
+	if p.compiled == nil {
+		p.compiled = map[uint8]*compiler.State{}
+	}
+	p.compiled[epoch] = st
 	return st, nil
 }
 

@@ -105,7 +105,14 @@ func isVersioned(e *compiler.Entry) bool {
 // split returns the versioned (carbon_rank, active_epoch) and non-versioned
 // parts of s.
 func split(s *compiler.State) (v, nv *compiler.State) {
-	v, nv = &compiler.State{Meta: s.Meta}, &compiler.State{Meta: s.Meta}
+	nver := 0
+	for i := range s.Entries {
+		if isVersioned(&s.Entries[i]) {
+			nver++
+		}
+	}
+	v = &compiler.State{Meta: s.Meta, Entries: make([]compiler.Entry, 0, nver)}
+	nv = &compiler.State{Meta: s.Meta, Entries: make([]compiler.Entry, 0, len(s.Entries)-nver)}
 	for _, e := range s.Entries {
 		if isVersioned(&e) {
 			v.Entries = append(v.Entries, e)
@@ -125,24 +132,27 @@ func join(a, b *compiler.State) *compiler.State {
 // the state last written) to next, which must be compiled for
 // compiler.NextEpoch(installed.ActiveEpoch()).
 func PlanUpdate(installed, next *compiler.State) (*Update, error) {
-	iv, inv := split(installed)
-	nv, nnv := split(next)
+	iv, nv := versionedPart(installed), versionedPart(next)
 	g, err := compiler.PlanGeneration(iv, nv)
 	if err != nil {
 		return nil, err
 	}
 	u := &Update{From: g.From, To: g.To, Unchanged: g.Unchanged, Hitless: true,
 		Stage: g.Install, Flip: g.Flip, Cleanup: g.Cleanup}
-	rest := compiler.Diff(inv, nnv).Updates()
+	rest := diffByTable(installed, next)
 	if len(rest) == 0 {
 		return u, nil
 	}
-	if g.Unchanged {
-		// The active ranking is already the new one: new feasibility with it
-		// is the new plan itself.
+	if g.Unchanged || !touchesRouting(rest) || len(withEpoch(iv, g.From)) == 0 {
+		// The active ranking is already the new one (new feasibility with
+		// it is the new plan itself); or no table that selects the region
+		// changes (any mix routes as one of the plans); or the switch has no
+		// active ranking (nothing routes yet: there is no old plan to keep).
 		u.Before = rest
 		return u, nil
 	}
+	_, inv := split(installed)
+	_, nnv := split(next)
 	oldR, newR := newRouter(installed), newRouter(next)
 	switch {
 	case consistent(join(nnv, iv), installed, next, oldR, newR):
@@ -153,6 +163,102 @@ func PlanUpdate(installed, next *compiler.State) (*Update, error) {
 		u.Before, u.Hitless = rest, false
 	}
 	return u, nil
+}
+
+// versionedPart returns the versioned entries of s (a small state).
+func versionedPart(s *compiler.State) *compiler.State {
+	v := &compiler.State{Meta: s.Meta}
+	for i := range s.Entries {
+		if isVersioned(&s.Entries[i]) {
+			v.Entries = append(v.Entries, s.Entries[i])
+		}
+	}
+	return v
+}
+
+// diffByTable returns the non-versioned part of compiler.Diff(old,
+// new).Updates() (everything but carbon_rank entries and active_epoch),
+// computed table by table: a table of which old holds no entries is all
+// inserts, without comparisons, so a full reconcile into an empty switch
+// costs one copy. Both states are sorted (tables in schema order).
+func diffByTable(old, new *compiler.State) []compiler.Update {
+	out := make([]compiler.Update, 0, len(new.Entries))
+	var mod, del []compiler.Update
+	add := func(ch compiler.Changes) {
+		for _, e := range ch.Insert {
+			out = append(out, compiler.Update{Op: compiler.Insert, Entry: e})
+		}
+		for _, e := range ch.Modify {
+			mod = append(mod, compiler.Update{Op: compiler.Modify, Entry: e})
+		}
+		for _, e := range ch.Delete {
+			del = append(del, compiler.Update{Op: compiler.Delete, Entry: e})
+		}
+	}
+	oe, ne := old.Entries, new.Entries
+	for _, t := range pipeline.Schema().Tables {
+		o, n := tableRun(&oe, t.Name), tableRun(&ne, t.Name)
+		od, o := defaults(o)
+		nd, n := defaults(n)
+		if len(od)+len(nd) > 0 && t.Name != pipeline.TableActiveEpoch {
+			add(compiler.Diff(&compiler.State{Entries: od}, &compiler.State{Entries: nd}))
+		}
+		if t.Name == pipeline.TableCarbonRank || t.Name == pipeline.TableActiveEpoch {
+			continue // versioned: PlanGeneration's
+		}
+		if len(o) == 0 {
+			for i := range n {
+				out = append(out, compiler.Update{Op: compiler.Insert, Entry: n[i]})
+			}
+			continue
+		}
+		add(compiler.Diff(&compiler.State{Entries: o}, &compiler.State{Entries: n}))
+	}
+	return append(append(out, mod...), del...)
+}
+
+// tableRun cuts the leading run of table's entries off *es (sorted states
+// keep a table's entries together, in schema order).
+func tableRun(es *[]compiler.Entry, table string) []compiler.Entry {
+	s := *es
+	i := 0
+	for i < len(s) && s[i].Table == table {
+		i++
+	}
+	*es = s[i:]
+	return s[:i:i]
+}
+
+// defaults splits a table's sorted run into its leading default entry (if
+// any) and the rest.
+func defaults(run []compiler.Entry) (def, rest []compiler.Entry) {
+	i := 0
+	for i < len(run) && run[i].Default {
+		i++
+	}
+	return run[:i:i], run[i:]
+}
+
+// touchesRouting reports whether us change a table that region selection
+// reads besides the versioned ones.
+func touchesRouting(us []compiler.Update) bool {
+	for i := range us {
+		if t := us[i].Entry.Table; t == pipeline.TableSLAFeasibility || t == pipeline.TableClientSite {
+			return true
+		}
+	}
+	return false
+}
+
+// withEpoch returns the carbon_rank entries of epoch in a versioned state.
+func withEpoch(v *compiler.State, epoch uint8) []compiler.Entry {
+	var out []compiler.Entry
+	for _, e := range v.Table(pipeline.TableCarbonRank) {
+		if m, ok := e.Field(pipeline.FieldEpoch); ok && uint8(m.Value) == epoch && !e.Default {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // consistent reports whether every request (site, SLA) is routed by mix as
