@@ -90,7 +90,7 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // bodies, transport errors) before it goes into an error or a log line.
 // It is safe for concurrent use.
 type redactor struct {
-	mu      sync.RWMutex
+	mu       sync.RWMutex
 	fixed    []string // tokens, passwords and their Basic encodings
 	sessions []string // the latest WattTime bearer tokens, newest last
 }
@@ -150,7 +150,9 @@ func (r *redactor) clean(s string) string {
 func (r *redactor) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte("[redactor]")) }
 
 // sentinels are the errors a scrubbed error keeps matching.
-func sentinels() []error { return []error{ErrBadResponse, ErrAuth, ErrRateLimited, ErrStale, ErrNoData} }
+func sentinels() []error {
+	return []error{ErrBadResponse, ErrAuth, ErrRateLimited, ErrStale, ErrNoData}
+}
 
 // scrubbed is an error whose text had secrets removed. It drops the
 // original chain (whose text holds the secret) but keeps matching the
