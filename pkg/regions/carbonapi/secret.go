@@ -162,8 +162,10 @@ type scrubbed struct {
 	is  []error
 }
 
+// Error returns the scrubbed text.
 func (e *scrubbed) Error() string { return e.msg }
 
+// Is matches the sentinels the original error matched.
 func (e *scrubbed) Is(target error) bool {
 	for _, s := range e.is {
 		if s == target {
