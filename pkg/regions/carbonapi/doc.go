@@ -15,7 +15,7 @@
 //		tab, err := regions.NewCarbonTable(src, set, regions.Period{From: hour, To: hour.Add(time.Hour)})
 //		...
 //	}
-//	for _, st := range src.Status() { dataAge.WithLabelValues(st.Zone).Set(st.Age.Seconds()) }
+//	for _, st := range src.Status() { dataAge.WithLabelValues(st.Zone).Set(st.AgeSeconds()) } // +Inf: no data
 //
 // # Safe policy (staleness)
 //
