@@ -169,15 +169,10 @@ func (r *dryRunResult) WriteText(w io.Writer) error {
 
 // Run applies (or prints) the plan on every target.
 func (o *applyOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(o.cfg, nil)
+	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
 	if err != nil {
 		return err
 	}
-	pl, err := controller.NewPlanner(o.cfg, feed, nil)
-	if err != nil {
-		return err
-	}
-	p := pl.Plan(o.hourFlags.resolve(o.cfg, feed.Source, o.now()))
 	if o.DryRun {
 		return o.dryRun(ctx, s, p)
 	}

@@ -123,6 +123,19 @@ func TestControllerCommandsRejectBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("regions:\n  - id: ap-south-1\n    next_hop: {local: {policy: jbsq, servers: [{id: 0, port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.1}, {id: 1, port: 2, mac: \"02:00:00:00:00:02\", ip: 10.0.0.2}, {id: 2, port: 3, mac: \"02:00:00:00:00:03\", ip: 10.0.0.3}]}}\nsites: [{name: s, id: 1, prefixes: [10.1.0.0/16], profile: mumbai}]\npolicy: {name: C}\ncarbon: {source: offline}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ex, err := os.ReadFile(mumbai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(t.TempDir(), "live.yaml")
+	liveCfg := strings.Replace(string(ex), "  source: offline             # built-in synthetic model (no files, no API key)\n  seed: 1\n",
+		"  source: electricitymaps-api\n  token_env: P4CTL_NO_SUCH_TOKEN\n", 1)
+	if liveCfg == string(ex) {
+		t.Fatal("could not turn the example into a live-source configuration")
+	}
+	if err := os.WriteFile(live, []byte(liveCfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	dead := "127.0.0.1:1"
 	cases := []struct {
 		args []string
@@ -134,6 +147,8 @@ func TestControllerCommandsRejectBadInput(t *testing.T) {
 		{[]string{"run", "-c", bad, "--grpc-addr", dead}, exitUsage, "pool of 3 servers"},
 		{[]string{"demo", "-c", bad}, exitUsage, "pool of 3 servers"},
 		{[]string{"apply"}, exitUsage, "--config is required"},
+		{[]string{"run", "-c", live, "--grpc-addr", dead}, exitUsage, "carbon.source electricitymaps-api is live (real time only)"},
+		{[]string{"demo", "-c", live}, exitUsage, "is live"},
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", "nohost"}, exitUsage, "want host:port"},
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--at", "2022-01-01T00", "--hour", "2"}, exitUsage, "not both"},
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--election-id", "0"}, exitUsage, "--election-id must be ≥ 1"},

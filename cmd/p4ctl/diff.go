@@ -121,15 +121,10 @@ func (r *diffResult) WriteText(w io.Writer) error {
 
 // Run reads every target and prints the drift; exit 1 when any drifted.
 func (o *diffOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(o.cfg, nil)
+	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
 	if err != nil {
 		return err
 	}
-	pl, err := controller.NewPlanner(o.cfg, feed, nil)
-	if err != nil {
-		return err
-	}
-	p := pl.Plan(o.hourFlags.resolve(o.cfg, feed.Source, o.now()))
 	res := &diffResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
 	drift := false
 	for _, t := range o.targets {

@@ -18,6 +18,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // Shared flag helpers of the commands that read a controller configuration
@@ -248,18 +249,42 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErrorf("--log-format %q: want text or json", format)
 }
 
-// carbonFeed opens the configuration's carbon source through factory
-// (nil: the static sources of config.OpenCarbon). The live API sources
-// (Electricity Maps, WattTime) plug in as another factory.
-func carbonFeed(cfg *config.Config, factory controller.SourceFactory) (*controller.CarbonFeed, error) {
-	if factory == nil {
-		factory = (*config.Config).OpenCarbon
+// carbonFeed opens the configuration's carbon source: the offline model
+// or CSV traces (config.OpenCarbon), or a live API client
+// (carbonapi.FromConfig: Electricity Maps or WattTime, refreshed by the
+// controller before each plan).
+func carbonFeed(cfg *config.Config, log *slog.Logger) (*controller.CarbonFeed, error) {
+	switch cfg.Carbon.Source {
+	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		src, err := carbonapi.FromConfig(cfg, carbonapi.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("carbon: %w", err)
+		}
+		return &controller.CarbonFeed{Source: src}, nil
 	}
-	src, err := factory(cfg)
+	src, err := cfg.OpenCarbon()
 	if err != nil {
 		return nil, err
 	}
 	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
+}
+
+// planAt opens the carbon source (refreshing a live one) and plans the
+// hour the flags select: what diff and apply compile.
+func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
+	feed, err := carbonFeed(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	_ = feed.Refresh(ctx) // errors are per zone; the planner decides whether the data is usable
+	pl, err := controller.NewPlanner(cfg, feed, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Plan(h.resolve(cfg, feed.Source, now)), nil
 }
 
 // stderrIsTerminal reports whether w is a terminal (for progress output).

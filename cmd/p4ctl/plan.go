@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run(s)
+			return o.Run(c.Context(), s)
 		},
 	}
 	f := cmd.Flags()
@@ -120,11 +121,13 @@ func parseHour(s string) (time.Time, error) {
 }
 
 // Run compiles and prints the plan.
-func (o *planOptions) Run(s *streams) error {
-	src, err := o.cfg.OpenCarbon()
+func (o *planOptions) Run(ctx context.Context, s *streams) error {
+	feed, err := carbonFeed(o.cfg, nil)
 	if err != nil {
 		return err
 	}
+	_ = feed.Refresh(ctx) // live sources: fetch now (errors are per zone; PlanAt reports missing data)
+	src := feed.Source
 	at := o.hourFlags.resolve(o.cfg, src, o.now())
 	st, err := compiler.PlanAt(o.cfg, src, at, o.cfg.Carbon.Source == config.SourceOffline, uint8(o.Epoch), o.policy)
 	if err != nil {

@@ -28,6 +28,7 @@ type runOptions struct {
 	MetricsAddr  string
 	Grace        time.Duration
 	Poll         time.Duration
+	Refresh      time.Duration
 	EnergyWh     float64
 	LogFormat    string
 	LogLevel     string
@@ -90,6 +91,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
+	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours (stale data switches to the safe policy at once)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -157,6 +159,10 @@ func (o *runOptions) Validate() error {
 
 	sched := o.cfg.Schedule
 	replay := sched.Mode == config.ScheduleReplay || o.Replay != ""
+	live := o.cfg.Carbon.Source == config.SourceElectricityMapsAPI || o.cfg.Carbon.Source == config.SourceWattTimeAPI
+	if replay && live {
+		return usageErrorf("a replay needs a trace or the offline model; carbon.source %s is live (real time only)", o.cfg.Carbon.Source)
+	}
 	if !replay {
 		if o.Speed != "" || o.Hours >= 0 {
 			return usageErrorf("--speed and --hours apply to a replay (--replay START or schedule.mode: replay)")
@@ -202,16 +208,20 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(o.cfg, nil)
+	feed, err := carbonFeed(o.cfg, log)
 	if err != nil {
 		return err
+	}
+	var refresh time.Duration
+	if _, live := feed.Source.(controller.Refresher); live {
+		refresh = o.Refresh
 	}
 	m := controller.NewMetrics()
 	grace := o.Grace
 	if grace == 0 {
 		grace = -1
 	}
-	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule,
+	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule, RefreshInterval: refresh,
 		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
 	if err != nil {
 		return err

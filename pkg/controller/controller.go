@@ -46,6 +46,11 @@ type Options struct {
 	// Clock and Schedule drive Run (default: real time, hourly).
 	Clock    Clock
 	Schedule Schedule
+	// RefreshInterval, when > 0, refreshes a live carbon source between
+	// hourly ticks and re-plans at once if its freshness changed (stale
+	// data switches to the safe policy within this interval, not at the
+	// next hour). Real-time schedules only.
+	RefreshInterval time.Duration
 	// Driver options shared by every target.
 	Driver DriverOptions
 	Log    *slog.Logger
@@ -140,6 +145,7 @@ func (c *Controller) Close() error {
 // concurrently, returning when all pushes have finished (cleanup included).
 // It is the synchronous form of one Run tick, for the demo and tests.
 func (c *Controller) Step(ctx context.Context, t time.Time) (*Plan, []Report, error) {
+	c.refresh(ctx)
 	p := c.planner.Plan(t)
 	c.setCurrent(p)
 	reps := make([]Report, len(c.drivers))
@@ -213,9 +219,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	sched := c.opts.Schedule
 	seqs := make([]uint64, len(c.drivers))
 	for tick := range sched.Ticks(c.opts.Clock.Now()) {
-		if err := c.opts.Clock.SleepUntil(ctx, tick.At); err != nil {
+		if err := c.waitTick(ctx, tick); err != nil {
 			return c.err()
 		}
+		c.refresh(ctx)
 		p := c.planner.Plan(tick.Hour)
 		c.setCurrent(p)
 		c.log.Info("plan", "hour", p.Hour.Format(time.RFC3339), "policy", p.Effective.String(), "stale", p.Stale,
@@ -246,6 +253,47 @@ func (c *Controller) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.runErr
+}
+
+// waitTick sleeps until the tick, refreshing a live carbon source every
+// RefreshInterval meanwhile and re-planning when its freshness changes.
+func (c *Controller) waitTick(ctx context.Context, tick Tick) error {
+	clk := c.opts.Clock
+	for {
+		wake := tick.At
+		if iv := c.opts.RefreshInterval; iv > 0 && !c.opts.Schedule.Replay {
+			if r := clk.Now().Add(iv); r.Before(wake) {
+				wake = r
+			}
+		}
+		if err := clk.SleepUntil(ctx, wake); err != nil {
+			return err
+		}
+		if !clk.Now().Before(tick.At) {
+			return nil
+		}
+		c.refresh(ctx)
+		cur := c.Current()
+		if cur == nil {
+			continue
+		}
+		p := c.planner.Plan(clk.Now())
+		if p.Stale != cur.Stale || p.Effective != cur.Effective {
+			c.log.Warn("carbon data freshness changed: re-planning now", "stale", p.Stale, "policy", p.Effective.String(), "reason", p.Reason)
+			c.setCurrent(p)
+			for _, d := range c.drivers {
+				d.Submit(p)
+			}
+		}
+	}
+}
+
+// refresh refreshes a live carbon source and exports its zones' freshness.
+func (c *Controller) refresh(ctx context.Context) {
+	if err := c.opts.Feed.Refresh(ctx); err != nil && ctx.Err() == nil {
+		c.log.Warn("carbon refresh failed for some zones (cached values are kept)", "err", err)
+	}
+	c.opts.Driver.Metrics.ObserveZones(c.opts.Feed.Zones())
 }
 
 func (c *Controller) setErr(err error) {

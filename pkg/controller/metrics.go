@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // DefaultMetricsAddr is where `p4ctl run` serves /metrics and /healthz:
@@ -44,6 +45,8 @@ type Metrics struct {
 	policy      *prometheus.GaugeVec
 	planHour    prometheus.Gauge
 	notHitless  *prometheus.CounterVec
+	zoneAge     *prometheus.GaugeVec
+	zoneStale   *prometheus.GaugeVec
 
 	mu       sync.Mutex
 	routed   map[[2]string]float64 // (target, region) → requests, as read from region_routed
@@ -78,7 +81,11 @@ func NewMetrics() *Metrics {
 		Help: "Unix time of the hour the current plan is for (schedule time; replay time in replay mode)."})
 	m.notHitless = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_updates_not_hitless_total",
 		Help: "Updates whose non-versioned changes could not be ordered so that every request keeps an old- or new-plan decision."}, []string{"target"})
-	m.reg.MustRegister(m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
+	m.zoneAge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_carbon_zone_age_seconds",
+		Help: "Live carbon sources: age of each zone's value for the current hour (now − the data's timestamp; +Inf: none)."}, []string{"zone"})
+	m.zoneStale = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_carbon_zone_stale",
+		Help: "Live carbon sources: 1 when a zone has no value within the staleness bound."}, []string{"zone"})
+	m.reg.MustRegister(m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
 		m.planHour, m.notHitless, (*readBack)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -177,6 +184,21 @@ func (m *Metrics) ObservePlan(p *Plan) {
 	m.policy.Reset()
 	m.policy.WithLabelValues(p.Configured.String(), p.Effective.String()).Set(1)
 	m.planHour.Set(float64(p.Hour.Unix()))
+}
+
+// ObserveZones records a live carbon source's per-zone freshness.
+func (m *Metrics) ObserveZones(zs []carbonapi.ZoneStatus) {
+	if m == nil {
+		return
+	}
+	for _, z := range zs {
+		m.zoneAge.WithLabelValues(z.Zone).Set(z.AgeSeconds())
+		v := 0.0
+		if z.Stale {
+			v = 1
+		}
+		m.zoneStale.WithLabelValues(z.Zone).Set(v)
+	}
 }
 
 // observeRouted records region_routed values read back from target and the

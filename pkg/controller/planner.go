@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // SafePolicy is what the controller compiles while carbon data is stale or
@@ -26,6 +28,26 @@ const SafePolicy = regions.PolicyA
 // period: see CarbonFeed.
 type DataAger interface {
 	DataAge(t time.Time) time.Duration
+}
+
+// Refresher is implemented by live sources that fetch on demand
+// (carbonapi.Source): the controller refreshes them before every plan.
+type Refresher interface {
+	Refresh(ctx context.Context) error
+}
+
+// Checker is implemented by live sources that know whether their data for
+// the current hour is usable (carbonapi.Source.Check): a non-nil error
+// means stale, and the safe policy applies.
+type Checker interface {
+	Check() error
+}
+
+// ZoneStatuser is implemented by live sources that report each zone's
+// freshness (carbonapi.Source.Status): the oldest zone's age is the plan's
+// data age, and every zone's age is exported.
+type ZoneStatuser interface {
+	Status() []carbonapi.ZoneStatus
 }
 
 // SourceFactory opens the carbon source a configuration names. The default
@@ -51,6 +73,24 @@ type CarbonFeed struct {
 	last *compiler.Carbon
 }
 
+// Refresh refreshes a live source (a no-op for static ones). Errors are
+// per zone and the cache is kept: staleness is decided by Read.
+func (f *CarbonFeed) Refresh(ctx context.Context) error {
+	if r, ok := f.Source.(Refresher); ok {
+		return r.Refresh(ctx)
+	}
+	return nil
+}
+
+// Zones returns the per-zone freshness of a live source (nil for static
+// ones).
+func (f *CarbonFeed) Zones() []carbonapi.ZoneStatus {
+	if z, ok := f.Source.(ZoneStatuser); ok {
+		return z.Status()
+	}
+	return nil
+}
+
 // Reading is one snapshot and its age.
 type Reading struct {
 	Carbon compiler.Carbon
@@ -61,6 +101,8 @@ type Reading struct {
 	// Err is set when no data could be read (then Carbon is the last good
 	// snapshot, or zero when there is none).
 	Err error
+	// Stale is the source's own verdict (Checker) that its data is too old.
+	Stale error
 }
 
 // Read returns the snapshot for the hour containing t.
@@ -83,11 +125,25 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 	if a, ok := f.Source.(DataAger); ok {
 		age = a.DataAge(t)
 	}
+	if zs := f.Zones(); zs != nil {
+		age = 0
+		for _, z := range zs {
+			if !z.HasData {
+				age = -1
+				break
+			}
+			age = max(age, z.Age)
+		}
+	}
+	var stale error
+	if c, ok := f.Source.(Checker); ok {
+		stale = c.Check()
+	}
 	c, err := compiler.Snapshot(cfg, f.Source, dataHour)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
-		r := Reading{Err: err, Age: -1}
+		r := Reading{Err: err, Age: -1, Stale: stale}
 		if f.last != nil {
 			r.Carbon, r.DataHour = *f.last, f.last.Hour
 			r.Age = max(hour.Sub(f.last.Hour), age)
@@ -95,7 +151,7 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 		return r
 	}
 	f.last = &c
-	return Reading{Carbon: c, DataHour: dataHour, Age: age}
+	return Reading{Carbon: c, DataHour: dataHour, Age: age, Stale: stale}
 }
 
 // Plan is what the controller installs for one hour: the carbon snapshot
@@ -226,6 +282,8 @@ func (pl *Planner) Plan(t time.Time) *Plan {
 		Configured: pl.policy, Effective: pl.policy, DataAge: r.Age, Carbon: r.Carbon,
 		cfg: pl.cfg, sites: pl.sites, opts: pl.opts}
 	switch {
+	case r.Stale != nil:
+		p.Stale, p.Reason = true, fmt.Sprintf("the carbon source reports stale data: %v", r.Stale)
 	case r.Err != nil && r.Age < 0:
 		p.Stale, p.Reason = true, fmt.Sprintf("no carbon data: %v", r.Err)
 	case r.Age > pl.bound:
