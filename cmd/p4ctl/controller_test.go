@@ -222,7 +222,8 @@ func TestRunReplay(t *testing.T) {
 		t.Errorf("/healthz: %q", h)
 	}
 	logs := errb.String()
-	for _, want := range []string{`"msg":"plan"`, `"hour":"2022-01-10T04:00:00Z"`, `"msg":"pushed"`, `"msg":"replay finished"`} {
+	for _, want := range []string{`"msg":"plan"`, `"hour":"2022-01-10T04:00:00Z"`, `"msg":"pushed"`, `"msg":"replay finished"`,
+		`"msg":"pushed","target":"` + sw.Addr() + `","hour":"2022-01-10T02:00:00Z"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %s\n%s", want, logs)
 		}

@@ -230,9 +230,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		for i, d := range c.drivers {
 			seqs[i] = d.Submit(p)
 		}
-		if sched.Replay && clockUnpaced(c.opts.Clock) {
-			// Unpaced replay: let every switch catch up before the next hour,
-			// or the run would only push the last one.
+		if sched.Replay {
+			// A replay pushes every hour: wait for the switches before the
+			// next tick (a slow push makes the replay run late rather than
+			// skip hours). In real time the latest plan wins instead.
 			if err := c.waitApplied(ctx, seqs); err != nil {
 				return c.err()
 			}
@@ -309,9 +310,4 @@ func (c *Controller) waitApplied(ctx context.Context, seqs []uint64) error {
 		}
 	}
 	return nil
-}
-
-func clockUnpaced(c Clock) bool {
-	rc, ok := c.(*ReplayClock)
-	return ok && rc.Speed() == 0
 }
