@@ -8,6 +8,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
@@ -117,7 +118,7 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
 	defer cancel()
-	st, err := c.Arbitrate(ctx)
+	st, err := controller.Arbitrate(ctx, c, p4rt.DefaultBackoff, nil)
 	if err != nil {
 		return err
 	}

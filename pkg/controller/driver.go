@@ -9,6 +9,7 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -179,26 +180,58 @@ func (d *Driver) Connect(ctx context.Context) error {
 		d.connMu.Unlock()
 	}
 	client := d.Client()
+	st, err := Arbitrate(ctx, client, d.opts.Backoff, d.log)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
+	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
+	return d.resolvePipeline(ctx, client)
+}
+
+// Arbitrate opens c's stream and arbitrates, retrying with backoff while
+// the switch is unreachable, until it answers or ctx is done. A refusal is
+// final — except a duplicate election id, retried for DuplicatePatience:
+// it may be this controller's own previous session that the switch has not
+// yet seen end (a restart, or one CLI call after another).
+func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger) (p4rt.ArbitrationState, error) {
+	if b.Initial == 0 {
+		b = p4rt.DefaultBackoff
+	}
 	var delay time.Duration
+	var refusedSince time.Time
 	for {
-		st, err := client.Arbitrate(ctx)
+		st, err := c.Arbitrate(ctx)
 		if err == nil {
-			d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
-			d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
-			break
+			return st, nil
 		}
 		var ae *p4rt.ArbitrationError
 		if errors.As(err, &ae) {
-			return fmt.Errorf("target %s: %w", d.target.Name, err) // refused for good (duplicate id, wrong device)
+			if refusedSince.IsZero() {
+				refusedSince = time.Now()
+			}
+			if ae.Status == nil || ae.Status.Code() != codes.InvalidArgument || time.Since(refusedSince) > DuplicatePatience {
+				return st, err
+			}
+			if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+				return st, fmt.Errorf("arbitrate: %w", err)
+			}
+			continue
 		}
-		delay = nextDelay(d.opts.Backoff, delay)
-		d.log.Warn("connect failed; retrying", "err", err, "in", delay)
+		delay = nextDelay(b, delay)
+		if log != nil {
+			log.Warn("connect failed; retrying", "err", err, "in", delay)
+		}
 		if err := sleepCtx(ctx, delay); err != nil {
-			return fmt.Errorf("target %s: connect: %w", d.target.Name, err)
+			return st, fmt.Errorf("connect: %w (last error: %v)", ctx.Err(), err)
 		}
 	}
-	return d.resolvePipeline(ctx, client)
 }
+
+// DuplicatePatience is how long Connect retries when the switch refuses
+// the election id as already in use: long enough for the switch to notice
+// that a previous session with the same id ended.
+const DuplicatePatience = 3 * time.Second
 
 // ConnectReadOnly resolves the switch's P4Info without opening the stream
 // or arbitrating: enough to read the switch and plan (dry runs, diff).
