@@ -258,26 +258,41 @@ func (tr *Translator) Entry(te *p4v1.TableEntry) (compiler.Entry, error) {
 		f := tl.fields[i]
 		m := compiler.Match{Field: f.name, Kind: f.kind}
 		var err error
+		var kind pipeline.MatchKind
 		switch v := fm.GetFieldMatchType().(type) {
 		case *p4v1.FieldMatch_Exact_:
+			kind = pipeline.Exact
 			m.Value, err = p4rt.DecodeUint(v.Exact.GetValue())
 		case *p4v1.FieldMatch_Lpm:
+			kind = pipeline.LPM
 			m.Value, err = p4rt.DecodeUint(v.Lpm.GetValue())
 			m.PrefixLen = int(v.Lpm.GetPrefixLen())
 		case *p4v1.FieldMatch_Ternary_:
+			kind = pipeline.Ternary
 			m.Value, err = p4rt.DecodeUint(v.Ternary.GetValue())
 			if err == nil {
 				m.Mask, err = p4rt.DecodeUint(v.Ternary.GetMask())
 			}
 		case *p4v1.FieldMatch_Range_:
+			kind = pipeline.Range
 			m.Value, err = p4rt.DecodeUint(v.Range.GetLow())
 			if err == nil {
 				m.High, err = p4rt.DecodeUint(v.Range.GetHigh())
 			}
 		case *p4v1.FieldMatch_Optional_:
+			kind = pipeline.Optional
 			m.Value, err = p4rt.DecodeUint(v.Optional.GetValue())
 		default:
 			err = fmt.Errorf("unsupported match type %T", v)
+		}
+		switch {
+		case err != nil:
+		case kind != f.kind:
+			err = fmt.Errorf("%s match on a %s field", kind, f.kind)
+		case kind == pipeline.Range && m.Value > m.High:
+			err = fmt.Errorf("empty range %d..%d", m.Value, m.High)
+		case kind == pipeline.LPM && (m.PrefixLen < 0 || m.PrefixLen > f.width || m.Value&(mask(f.width)>>uint(m.PrefixLen)) != 0):
+			err = fmt.Errorf("LPM value %#x/%d has bits set beyond the prefix (or a bad length)", m.Value, m.PrefixLen)
 		}
 		if err != nil {
 			return compiler.Entry{}, fmt.Errorf("%s.%s: %w", tl.name, f.name, err)
