@@ -145,31 +145,30 @@ func (c *connFlags) validate(required bool) error {
 
 func (c *connFlags) tls() bool { return c.CA != "" || c.Cert != "" || c.ServerName != "" }
 
-// options returns the p4rt client options of the flags (election id
-// given separately: reads need none).
-func (c *connFlags) options(election uint64) []p4rt.Option {
-	opts := []p4rt.Option{p4rt.WithDeviceID(c.DeviceID)}
-	if election != 0 {
-		opts = append(opts, p4rt.WithElectionID(p4rt.Election(election)))
+// endpoint returns the flags as a p4rt.Endpoint with the given election id
+// (0: none; reads need none).
+func (c *connFlags) endpoint(election uint64) p4rt.Endpoint {
+	ep := p4rt.Endpoint{Address: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: p4rt.Election(election), Insecure: c.Insecure, Timeout: c.Timeout}
+	if c.tls() {
+		ep.TLS = &p4rt.TLSOptions{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName}
 	}
-	return append(opts, c.transport()...)
+	return ep
 }
 
-// transport returns the call timeout and TLS options.
+// options returns the p4rt client options of the flags.
+func (c *connFlags) options(election uint64) []p4rt.Option { return c.endpoint(election).Options() }
+
+// transport returns the call timeout, TLS and plaintext options (no device
+// or election id: the controller sets those per target).
 func (c *connFlags) transport() []p4rt.Option {
-	opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
-	if c.tls() {
-		opts = append(opts, p4rt.WithTLS(p4rt.TLSOptions{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName}))
-	}
-	if c.Insecure {
-		opts = append(opts, p4rt.WithInsecure())
-	}
-	return opts
+	ep := c.endpoint(0)
+	ep.DeviceID = 0
+	return ep.Options()
 }
 
 // dial connects to --grpc-addr (no arbitration; election 0 = read-only).
 func (c *connFlags) dial(election uint64, extra ...p4rt.Option) (*p4rt.Client, error) {
-	cl, err := p4rt.Dial(c.GRPCAddr, append(c.options(election), extra...)...)
+	cl, err := c.endpoint(election).Dial(extra...)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", c.GRPCAddr, err)
 	}

@@ -51,7 +51,7 @@ Names come from the switch's P4Info, or from --config p4info[,device-config]
 		},
 	}
 	pf := cmd.PersistentFlags()
-	o.conn.add(pf, "127.0.0.1:9559", 0)
+	o.conn.add(pf, p4rt.DefaultAddress, 0)
 	pf.StringVar(&o.Pipeline, "config", "", "P4Info to decode names with (p4info.txtpb[,device-config]); default: the switch's")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {

@@ -54,7 +54,7 @@ p4runtime-shell's spelling of the same two files.`,
 		},
 	}
 	f := pipe.Flags()
-	o.conn.add(f, "127.0.0.1:9559", 1)
+	o.conn.add(f, p4rt.DefaultAddress, 1)
 	f.StringVar(&o.P4Info, "p4info", "", "P4Info file (text, JSON or binary protobuf)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config (e.g. BMv2 JSON)")
 	f.StringVar(&o.Pipeline, "config", "", "p4info[,device-config] (p4runtime-shell style; instead of --p4info/--device-config)")
