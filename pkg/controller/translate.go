@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -121,9 +122,82 @@ func matchKind(t p4configv1.MatchField_MatchType) pipeline.MatchKind {
 	return pipeline.MatchKind(strings.ToLower(t.String()))
 }
 
-func enc(v uint64, width int) []byte {
-	// Values were checked against their width; EncodeUint cannot fail here.
-	b, _ := p4rt.EncodeUint(v, width)
+// TableEntry converts a compiled entry to a P4Runtime table entry.
+func (tr *Translator) TableEntry(e *compiler.Entry) (*p4v1.TableEntry, error) {
+	return tr.tableEntry(e, &arena{})
+}
+
+// arena hands out protobuf structs and byte strings from chunks, so that
+// translating thousands of entries costs a few dozen allocations instead
+// of fifteen per entry. Everything it returns lives as long as any of it
+// (one batch of updates).
+type arena struct {
+	buf    []byte
+	fm     []p4v1.FieldMatch
+	fmPtr  []*p4v1.FieldMatch
+	exact  []p4v1.FieldMatch_Exact
+	exactW []p4v1.FieldMatch_Exact_
+	lpm    []p4v1.FieldMatch_LPM
+	lpmW   []p4v1.FieldMatch_Lpm
+	tern   []p4v1.FieldMatch_Ternary
+	ternW  []p4v1.FieldMatch_Ternary_
+	rng    []p4v1.FieldMatch_Range
+	rngW   []p4v1.FieldMatch_Range_
+	opt    []p4v1.FieldMatch_Optional
+	optW   []p4v1.FieldMatch_Optional_
+	act    []p4v1.Action
+	param  []p4v1.Action_Param
+	parPtr []*p4v1.Action_Param
+	tact   []p4v1.TableAction
+	tactW  []p4v1.TableAction_Action
+	te     []p4v1.TableEntry
+	upd    []p4v1.Update
+	ent    []p4v1.Entity
+	entW   []p4v1.Entity_TableEntry
+}
+
+const arenaChunk = 128
+
+// take returns a zero T from the chunk *s, refilling it when empty.
+func take[T any](s *[]T) *T {
+	if len(*s) == 0 {
+		*s = make([]T, arenaChunk)
+	}
+	p := &(*s)[0]
+	*s = (*s)[1:]
+	return p
+}
+
+// ptrs returns a slice of n pointers (length 0, capacity n) from the
+// chunk *s.
+func ptrs[T any](s *[]*T, n int) []*T {
+	if n > arenaChunk {
+		return make([]*T, 0, n)
+	}
+	if len(*s) < n {
+		*s = make([]*T, arenaChunk)
+	}
+	p := (*s)[:0:n]
+	*s = (*s)[n:]
+	return p
+}
+
+// enc returns the canonical bytestring of v (checked against width by
+// the caller) from the arena's byte chunk.
+func (a *arena) enc(v uint64) []byte {
+	n := (bits.Len64(v) + 7) / 8
+	if n == 0 {
+		n = 1
+	}
+	if len(a.buf) < n {
+		a.buf = make([]byte, 4096)
+	}
+	b := a.buf[:n:n]
+	a.buf = a.buf[n:]
+	for i := n - 1; i >= 0; i-- {
+		b[i] = byte(v)
+		v >>= 8
+	}
 	return b
 }
 
@@ -134,15 +208,18 @@ func mask(width int) uint64 {
 	return uint64(1)<<uint(width) - 1
 }
 
-// TableEntry converts a compiled entry to a P4Runtime table entry.
-func (tr *Translator) TableEntry(e *compiler.Entry) (*p4v1.TableEntry, error) {
+func (tr *Translator) tableEntry(e *compiler.Entry, a *arena) (*p4v1.TableEntry, error) {
 	tl, ok := tr.tables[e.Table]
 	if !ok {
 		return nil, fmt.Errorf("%s: unknown table", e.Table)
 	}
-	te := &p4v1.TableEntry{TableId: tl.id, IsDefaultAction: e.Default, Priority: e.Priority}
+	te := take(&a.te)
+	te.TableId, te.IsDefaultAction, te.Priority = tl.id, e.Default, e.Priority
 	if e.Default && (len(e.Match) > 0 || e.Priority != 0) {
 		return nil, fmt.Errorf("%s: default entry with match fields or priority", e.Table)
+	}
+	if len(e.Match) > 0 {
+		te.Match = ptrs(&a.fmPtr, len(e.Match))
 	}
 	for _, m := range e.Match {
 		var f *fieldLayout
@@ -162,22 +239,26 @@ func (tr *Translator) TableEntry(e *compiler.Entry) (*p4v1.TableEntry, error) {
 		if m.Value > max || m.Mask > max || m.High > max || m.PrefixLen < 0 || m.PrefixLen > f.width {
 			return nil, fmt.Errorf("%s.%s: value does not fit in %d bits", e.Table, m.Field, f.width)
 		}
-		var fm *p4v1.FieldMatch
+		fm := take(&a.fm)
+		fm.FieldId = f.id
 		switch f.kind {
 		case pipeline.Exact:
-			fm = &p4v1.FieldMatch{FieldId: f.id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: enc(m.Value, f.width)}}}
+			x, w := take(&a.exact), take(&a.exactW)
+			x.Value, w.Exact, fm.FieldMatchType = a.enc(m.Value), x, w
 		case pipeline.LPM:
 			if m.PrefixLen == 0 {
 				continue
 			}
-			v := m.Value &^ (max >> uint(m.PrefixLen))
-			fm = &p4v1.FieldMatch{FieldId: f.id, FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: enc(v, f.width), PrefixLen: int32(m.PrefixLen)}}}
+			x, w := take(&a.lpm), take(&a.lpmW)
+			x.Value, x.PrefixLen = a.enc(m.Value&^(max>>uint(m.PrefixLen))), int32(m.PrefixLen)
+			w.Lpm, fm.FieldMatchType = x, w
 		case pipeline.Ternary:
 			if m.Mask == 0 {
 				continue
 			}
-			fm = &p4v1.FieldMatch{FieldId: f.id, FieldMatchType: &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{
-				Value: enc(m.Value&m.Mask, f.width), Mask: enc(m.Mask, f.width)}}}
+			x, w := take(&a.tern), take(&a.ternW)
+			x.Value, x.Mask = a.enc(m.Value&m.Mask), a.enc(m.Mask)
+			w.Ternary, fm.FieldMatchType = x, w
 		case pipeline.Range:
 			if m.Value > m.High {
 				return nil, fmt.Errorf("%s.%s: empty range %d..%d", e.Table, m.Field, m.Value, m.High)
@@ -185,22 +266,31 @@ func (tr *Translator) TableEntry(e *compiler.Entry) (*p4v1.TableEntry, error) {
 			if m.Value == 0 && m.High == max {
 				continue
 			}
-			fm = &p4v1.FieldMatch{FieldId: f.id, FieldMatchType: &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{
-				Low: enc(m.Value, f.width), High: enc(m.High, f.width)}}}
+			x, w := take(&a.rng), take(&a.rngW)
+			x.Low, x.High = a.enc(m.Value), a.enc(m.High)
+			w.Range, fm.FieldMatchType = x, w
 		case pipeline.Optional:
-			fm = &p4v1.FieldMatch{FieldId: f.id, FieldMatchType: &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: enc(m.Value, f.width)}}}
+			x, w := take(&a.opt), take(&a.optW)
+			x.Value, w.Optional, fm.FieldMatchType = a.enc(m.Value), x, w
 		default:
 			return nil, fmt.Errorf("%s.%s: unsupported match kind %s", e.Table, m.Field, f.kind)
 		}
 		te.Match = append(te.Match, fm)
 	}
+	if len(te.Match) == 0 {
+		te.Match = nil
+	}
 	al, ok := tr.actions[e.Action]
 	if !ok {
 		return nil, fmt.Errorf("%s: unknown action %s", e.Table, e.Action)
 	}
-	act := &p4v1.Action{ActionId: al.id}
 	if len(e.Params) != len(al.params) {
 		return nil, fmt.Errorf("%s: action %s takes %d parameters, got %d", e.Table, e.Action, len(al.params), len(e.Params))
+	}
+	act := take(&a.act)
+	act.ActionId = al.id
+	if len(al.params) > 0 {
+		act.Params = ptrs(&a.parPtr, len(al.params))
 	}
 	for _, p := range al.params {
 		v, ok := e.Param(p.name)
@@ -210,21 +300,29 @@ func (tr *Translator) TableEntry(e *compiler.Entry) (*p4v1.TableEntry, error) {
 		if v > mask(p.width) {
 			return nil, fmt.Errorf("%s: action %s: parameter %s = %d does not fit in %d bits", e.Table, e.Action, p.name, v, p.width)
 		}
-		act.Params = append(act.Params, &p4v1.Action_Param{ParamId: p.id, Value: enc(v, p.width)})
+		ap := take(&a.param)
+		ap.ParamId, ap.Value = p.id, a.enc(v)
+		act.Params = append(act.Params, ap)
 	}
-	te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}
+	ta, w := take(&a.tact), take(&a.tactW)
+	w.Action, ta.Type = act, w
+	te.Action = ta
 	return te, nil
 }
 
 // Updates converts compiler updates to P4Runtime updates, in order.
 func (tr *Translator) Updates(us []compiler.Update) ([]*p4v1.Update, error) {
 	out := make([]*p4v1.Update, len(us))
+	a := &arena{}
 	for i := range us {
-		te, err := tr.TableEntry(&us[i].Entry)
+		te, err := tr.tableEntry(&us[i].Entry, a)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", us[i].Op, us[i].Entry.String(), err)
 		}
-		out[i] = &p4v1.Update{Type: updateType(us[i].Op), Entity: p4rt.TableEntity(te)}
+		u, ent, w := take(&a.upd), take(&a.ent), take(&a.entW)
+		w.TableEntry, ent.Entity = te, w
+		u.Type, u.Entity = updateType(us[i].Op), ent
+		out[i] = u
 	}
 	return out, nil
 }
