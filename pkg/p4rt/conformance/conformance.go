@@ -279,7 +279,6 @@ func all(k p4configv1.MatchField_MatchType) func([]p4configv1.MatchField_MatchTy
 	}
 }
 
-
 // action returns the table's first entry action (not @defaultonly) whose
 // parameters are all 1..64 bits, preferring one with parameters.
 func (s *suite) action(tb *p4configv1.Table) *p4configv1.Action {
