@@ -137,6 +137,7 @@ func Run(t *testing.T, c Conn) {
 		{"Counters", s.testCounters},
 		{"DirectCounters", s.testDirectCounters},
 		{"Registers", s.testRegisters},
+		{"ReconcileReadBack", s.testReconcile},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -938,4 +939,40 @@ func (s *suite) testRegisters(t *testing.T) {
 		t.Errorf("read back %s[0]: %v %v", name, cells, err)
 	}
 	c.WriteRegister(ctx, name, 0, 0)
+}
+
+// testReconcile checks read-write symmetry end to end: after a reconcile,
+// reading the switch back yields exactly the desired entries (same keys,
+// same contents), so the next reconcile has nothing to do.
+func (s *suite) testReconcile(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.primary(t)
+	tb := s.usable(t)
+	s.clear(t, c)
+	tables := []string{s.idx.Name(tb.GetPreamble().GetId())}
+	desired := []*p4v1.TableEntry{s.entry(t, tb, 0, 1), s.entry(t, tb, 1, 1), s.entry(t, tb, 2, 1)}
+	if other := s.second(tb); other != nil {
+		tables = append(tables, s.idx.Name(other.GetPreamble().GetId()))
+		desired = append(desired, s.entry(t, other, 0, 1), s.entry(t, other, 1, 1))
+	}
+	opts := p4rt.ReconcileOptions{Tables: tables}
+	plan, err := c.Reconcile(ctx, desired, opts)
+	if err != nil || len(plan.Inserts) != len(desired) {
+		t.Fatalf("first reconcile: %v %v", plan, err)
+	}
+	if plan, err := c.PlanReconcile(ctx, desired, opts); err != nil || !plan.Empty() {
+		t.Fatalf("reconcile right after a reconcile: %v %v (the switch does not read back what was written)", plan, err)
+	}
+	next := append([]*p4v1.TableEntry{s.entry(t, tb, 0, 2)}, desired[2:]...) // entry 0 changed, entry 1 gone
+	want := "0 inserts, 1 modify, 1 delete"
+	if len(s.action(tb).GetParams()) == 0 {
+		want = "0 inserts, 0 modifies, 1 delete" // a parameterless action cannot change
+	}
+	plan, err = c.Reconcile(ctx, next, opts)
+	if err != nil || plan.String() != want {
+		t.Fatalf("second reconcile: %v %v, want %s", plan, err, want)
+	}
+	if plan, err := c.PlanReconcile(ctx, next, opts); err != nil || !plan.Empty() {
+		t.Fatalf("after the second reconcile: %v %v", plan, err)
+	}
 }
