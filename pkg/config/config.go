@@ -257,7 +257,16 @@ type Carbon struct {
 	// TokenEnv names the environment variable holding the API token.
 	TokenEnv string `json:"token_env,omitempty"`
 	// TokenFile is a file holding the API token (relative to the config).
+	// With both set, TokenEnv wins when the variable is set and not empty.
+	// For watttime-api the token is the account password.
 	TokenFile string `json:"token_file,omitempty"`
+	// Username is the WattTime account name (watttime-api only; not a
+	// secret: the password comes from TokenEnv or TokenFile).
+	Username string `json:"username,omitempty"`
+	// WattTimeRegions overrides the built-in zone → WattTime region map
+	// (pkg/regions/carbonapi), e.g. {"US-MIDA-PJM": "PJM_NJ"}; watttime-api
+	// only.
+	WattTimeRegions map[string]string `json:"watttime_regions,omitempty"`
 	// StalenessBound is how old the newest value may be before the safe
 	// policy applies (last known value, then latency-only). Default 3h.
 	StalenessBound Duration `json:"staleness_bound,omitzero"`

@@ -432,10 +432,33 @@ func (c *Config) validateCarbon(p *problems) {
 		if cb.URL != "" {
 			if u, err := url.Parse(cb.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				p.add("carbon.url", "want an http(s) URL, got %q", cb.URL)
+			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				p.add("carbon.url", "want http(s)://host[/path] without credentials, query or fragment (tokens never go in the config)")
+			}
+		}
+		if cb.Source == SourceWattTimeAPI {
+			if cb.Username == "" {
+				p.add("carbon", "source watttime-api needs username (the password comes from token_env or token_file)")
+			}
+			if cb.Signal != "" {
+				p.add("carbon.signal", "applies to Electricity Maps only (WattTime gives co2_moer, a marginal rate)")
+			}
+			for _, z := range sortedKeys(cb.WattTimeRegions) {
+				if cb.WattTimeRegions[z] == "" {
+					p.add("carbon.watttime_regions."+z, "empty WattTime region")
+				}
 			}
 		}
 	default:
 		p.add("carbon.source", "unknown carbon source %q (want offline, csv, electricitymaps-csv, electricitymaps-api or watttime-api)", cb.Source)
+	}
+	if cb.Source != SourceWattTimeAPI {
+		if cb.Username != "" {
+			p.add("carbon.username", "only for source watttime-api")
+		}
+		if len(cb.WattTimeRegions) > 0 {
+			p.add("carbon.watttime_regions", "only for source watttime-api")
+		}
 	}
 	switch cb.Signal {
 	case "", "direct", "lca":
