@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/p4ctl/p4ctl/internal/cputime"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func BenchmarkPlan(b *testing.B) {
 
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.ProcessTime()
 			for b.Loop() {
 				next, err := Compile(in)
 				if err != nil {
@@ -44,7 +45,7 @@ func BenchmarkPlan(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cpuPerOp := (cpuTime() - cpu0) / time.Duration(b.N)
+			cpuPerOp := (cputime.ProcessTime() - cpu0) / time.Duration(b.N)
 			perOp := b.Elapsed() / time.Duration(b.N)
 			b.ReportMetric(float64(len(prev.Entries)), "entries")
 			b.ReportMetric(float64(perOp)/float64(base), "x-clone")

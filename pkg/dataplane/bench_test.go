@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/p4ctl/p4ctl/internal/cputime"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,7 +129,7 @@ func BenchmarkDataplane(b *testing.B) {
 	var pkts, bound, remote int
 	b.ReportAllocs()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.ProcessTime()
 	for i := 0; i < b.N; i++ {
 		if i%8 == 7 {
 			f := scratch[:len(plainFrame)]
@@ -154,7 +154,7 @@ func BenchmarkDataplane(b *testing.B) {
 			remote++
 		}
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, cpu := time.Since(start), cputime.ProcessTime()-cpu0
 	b.StopTimer()
 	if b.N >= 100 && (bound == 0 || remote == 0) {
 		b.Fatalf("mix not exercised: %d bound, %d remote", bound, remote)
@@ -170,11 +170,11 @@ func BenchmarkDataplane(b *testing.B) {
 	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip, &udp, &pay)
 	decoded := make([]gopacket.LayerType, 0, 4)
 	n := pkts
-	c0 := cpuTime()
+	c0 := cputime.ProcessTime()
 	for i := 0; i < n; i++ {
 		_ = parser.DecodeLayers(reqs[i%len(reqs)], &decoded)
 	}
-	basePPS := float64(n) / (cpuTime() - c0).Seconds()
+	basePPS := float64(n) / (cputime.ProcessTime() - c0).Seconds()
 
 	cpuPPS := float64(pkts) / cpu.Seconds()
 	b.ReportMetric(pps, "pkt/s")
@@ -185,16 +185,6 @@ func BenchmarkDataplane(b *testing.B) {
 	b.Logf("embedded data plane: %.0f pkt/s wall, %.0f pkt per CPU-second, one goroutine (%d packets, %d bound+released, %d remote); "+
 		"gopacket parse alone: %.0f pkt per CPU-second; BMv2's documented rate (docs/performance.md, not measured here): %d pkt/s",
 		pps, cpuPPS, pkts, bound, remote, basePPS, bmv2DocumentedPPS)
-}
-
-// cpuTime is the CPU time this process has used (user + system). On a shared
-// machine it measures per-core throughput better than the wall clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkWriteGRPC is batched P4Runtime writes through the server on
@@ -251,7 +241,7 @@ func BenchmarkWriteGRPC(b *testing.B) {
 		ins[k], del[k] = mk(p4v1.Update_INSERT, k), mk(p4v1.Update_DELETE, k)
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.ProcessTime()
 	writes := 0
 	for i := 0; i < b.N; i++ {
 		k := i % tableBatches
@@ -268,7 +258,7 @@ func BenchmarkWriteGRPC(b *testing.B) {
 		}
 		writes += batch
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, cpu := time.Since(start), cputime.ProcessTime()-cpu0
 	b.ReportMetric(float64(writes)/elapsed.Seconds(), "entries/s")
 	b.ReportMetric(float64(writes)/cpu.Seconds(), "entries/cpu-s")
 	b.ReportMetric(float64(writes)/elapsed.Seconds()/50000, "x-goal-50k")

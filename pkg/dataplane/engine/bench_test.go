@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
+	"github.com/p4ctl/p4ctl/internal/cputime"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
@@ -125,13 +125,13 @@ func BenchmarkLookup(b *testing.B) {
 			e.Acquire()
 			b.ReportAllocs()
 			b.ResetTimer()
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), cputime.ProcessTime()
 			for i := 0; i < b.N; i++ {
 				if hit, _ := t.Apply(keyBuf[i%nkeys], 64); hit {
 					hits++
 				}
 			}
-			ours, cpu := time.Since(start), cpuTime()-cpu0
+			ours, cpu := time.Since(start), cputime.ProcessTime()-cpu0
 			b.StopTimer()
 			e.Release()
 			t0 := time.Now()
@@ -180,14 +180,14 @@ func BenchmarkWriteBatch(b *testing.B) {
 			e, _ = programEngine(b)
 			b.StartTimer()
 		}
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.ProcessTime()
 		for _, err := range e.Write(context.Background(), reqs[k].Updates, p4v1.WriteRequest_ROLLBACK_ON_ERROR) {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		spent += time.Since(t0)
-		spentCPU += cpuTime() - c0
+		spentCPU += cputime.ProcessTime() - c0
 		written += batch
 	}
 	b.StopTimer()
@@ -201,16 +201,6 @@ func BenchmarkWriteBatch(b *testing.B) {
 	b.ReportMetric(float64(written)/spent.Seconds(), "entries/s")
 	b.ReportMetric(float64(written)/spentCPU.Seconds(), "entries/cpu-s")
 	b.ReportMetric(float64(spent)/float64(base), "x-proto-roundtrip")
-}
-
-// cpuTime is the CPU time this process has used (user + system): on a
-// shared machine it measures per-core cost better than the wall clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func rng2(id uint32, lo, hi []byte) *p4v1.FieldMatch { return rng(id, lo, hi) }

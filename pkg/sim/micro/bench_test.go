@@ -2,6 +2,7 @@ package micro
 
 import (
 	"context"
+	"github.com/p4ctl/p4ctl/internal/cputime"
 	"runtime"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 
 // cpuClock reads the thread's CPU time, or wall time where unavailable.
 func cpuClock() time.Duration {
-	if d, ok := threadCPU(); ok {
+	if d, ok := cputime.Thread(); ok {
 		return d
 	}
 	return time.Duration(time.Now().UnixNano())

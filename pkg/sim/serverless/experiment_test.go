@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/p4ctl/p4ctl/internal/cputime"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -203,7 +204,7 @@ func BenchmarkSimulate(b *testing.B) {
 	}
 	pols := Policies()
 	elapsed := make([]time.Duration, len(pols))
-	cpu0 := cpuTime()
+	cpu0 := cputime.ProcessTime()
 	b.ResetTimer()
 	for range b.N {
 		for i, p := range pols {
@@ -215,7 +216,7 @@ func BenchmarkSimulate(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.ProcessTime() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n*b.N*len(pols))/cpu.Seconds(), "req/cpu-s")
 	}
 	for i, p := range pols {
