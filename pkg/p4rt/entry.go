@@ -368,7 +368,7 @@ func (x *Index) RegisterEntry(name string, index int64) (*p4v1.Entity, error) {
 
 // RegisterWrite returns an Update (MODIFY) setting register name[index] to
 // value, checked against the register's cell width. (BMv2's PI server does
-// not implement register writes; the embedded target does.)
+// not implement register reads or writes; the embedded target does.)
 func (x *Index) RegisterWrite(name string, index int64, value any) (*p4v1.Update, error) {
 	ent, err := x.RegisterEntry(name, index)
 	if err != nil {

@@ -217,8 +217,8 @@ func (c *Client) ReadDirectCounters(ctx context.Context, table string, entry *p4
 }
 
 // ReadRegister reads cells of the named register: one cell, or all of them
-// when index < 0. (BMv2's PI server implements register reads but not
-// writes.)
+// when index < 0. BMv2's P4Runtime server (PI) answers UNIMPLEMENTED to
+// register reads and writes; the embedded target supports both.
 func (c *Client) ReadRegister(ctx context.Context, name string, index int64) ([]RegisterCell, error) {
 	idx, err := c.Index(ctx)
 	if err != nil {

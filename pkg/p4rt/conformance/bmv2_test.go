@@ -28,6 +28,9 @@ func buildDir() string {
 //
 //	source /opt/p4/env.sh   # PATH/LD_LIBRARY_PATH of a local BMv2 build
 //	sudo -E go test ./pkg/p4rt/conformance -run BMv2 -v
+//
+// P4CTL_P4BUILD=DIR (holding p4ctl.json and p4ctl.p4info.txtpb) runs the
+// same suite with another program: it only relies on the P4Info.
 func TestBMv2(t *testing.T) {
 	bmv2harness.Require(t)
 	dir := buildDir()

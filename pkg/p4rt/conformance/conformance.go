@@ -60,8 +60,10 @@ type Quirks struct {
 	// AcceptsEmptyBytestring: an empty bytestring is read as 0 instead of
 	// being rejected.
 	AcceptsEmptyBytestring bool
-	// RegisterWriteCode is the code of a register write when the target
-	// does not implement them (codes.OK = it does).
+	// RegisterReadCode and RegisterWriteCode are the codes of register
+	// reads and writes when the target does not implement them (codes.OK =
+	// it does).
+	RegisterReadCode  codes.Code
 	RegisterWriteCode codes.Code
 	// IndexOutOfRangeCode, if set, is the code the target returns for a
 	// counter read beyond the array instead of OUT_OF_RANGE or
@@ -76,9 +78,10 @@ type Quirks struct {
 //     primary, and a departing primary's successor is promoted at once;
 //   - any device id is accepted (PI creates the device on first use);
 //   - empty bytestrings are zero-padded to the field width and accepted;
-//   - register writes return UNIMPLEMENTED ("Register writes are not
-//     supported yet"), which is why p4ctl keeps controller state in action
-//     parameters (docs/ARCHITECTURE.md decision 5);
+//   - register reads and writes return UNIMPLEMENTED ("Register reads/writes
+//     are not supported yet"), which is why p4ctl keeps controller state in
+//     action parameters (docs/ARCHITECTURE.md decision 5) and reads BMv2's
+//     registers with simple_switch_CLI;
 //   - reading a counter index beyond the array fails the whole Read with
 //     UNKNOWN ("Error when reading counter from target"), without
 //     per-request details.
@@ -86,6 +89,7 @@ var BMv2Quirks = Quirks{
 	PrimaryIsHighestLive:   true,
 	NoDeviceIDCheck:        true,
 	AcceptsEmptyBytestring: true,
+	RegisterReadCode:       codes.Unimplemented,
 	RegisterWriteCode:      codes.Unimplemented,
 	IndexOutOfRangeCode:    codes.Unknown,
 }
@@ -923,6 +927,11 @@ func (s *suite) testRegisters(t *testing.T) {
 	name := reg.GetPreamble().GetName()
 	c := s.primary(t)
 	cells, err := c.ReadRegister(ctx, name, 0)
+	if want := s.c.Quirks.RegisterReadCode; want != codes.OK {
+		expectCode(t, "register read (documented as unsupported)", err, want)
+		expectCode(t, "register write (documented as unsupported)", c.WriteRegister(ctx, name, 0, 1), s.c.Quirks.RegisterWriteCode)
+		return
+	}
 	if err != nil || len(cells) != 1 || cells[0].Index != 0 {
 		t.Fatalf("read %s[0]: %v %v", name, cells, err)
 	}
