@@ -62,10 +62,11 @@ p4: ## Compile the v1model P4 program (needs p4c-bm2-ss on PATH) into p4src/buil
 	$(P4C) --arch v1model --std p4-16 --Werror \
 	  -o $(P4_OUT)/p4ctl.json.tmp \
 	  --p4runtime-files $(P4_OUT)/p4ctl.p4info.tmp.txtpb \
-	  p4src/v1model/p4ctl.p4
+	  p4src/v1model/p4ctl.p4 \
+	  || { rm -f $(P4_OUT)/*.tmp $(P4_OUT)/*.tmp.txtpb; exit 1; }
 	@mv $(P4_OUT)/p4ctl.json.tmp $(P4_OUT)/p4ctl.json
 	@mv $(P4_OUT)/p4ctl.p4info.tmp.txtpb $(P4_OUT)/p4ctl.p4info.txtpb
-	@{ echo "compiler: $$($(P4C) --version | head -n 1)"; \
+	@{ echo "compiler: $$($(P4C) --version 2>&1 | tr -s '\n' ' ')"; \
 	   echo "command: $(P4C) --arch v1model --std p4-16 --Werror -o $(P4_OUT)/p4ctl.json --p4runtime-files $(P4_OUT)/p4ctl.p4info.txtpb p4src/v1model/p4ctl.p4"; } > $(P4_OUT)/BUILDINFO
 	@sha256sum $(P4_SOURCES) > p4src/build/SOURCES.sha256
 	@echo "wrote $(P4_OUT)/p4ctl.json, $(P4_OUT)/p4ctl.p4info.txtpb, p4src/build/SOURCES.sha256"

@@ -19,6 +19,23 @@ func TestCandidateHash(t *testing.T) {
 	if CandidateHash(src, 40000, 10, 0) == CandidateHash(src, 40000, 10, 1) {
 		t.Error("hold count does not change the hash")
 	}
+	// Server ids BMv2 (simple_switch 1.15.5, p4src/build/v1model) chose
+	// from a pool with base 0 and size_mask 0xFFFF, i.e. the full 16-bit
+	// hash, for requests from 10.0.1.10.
+	for _, c := range []struct {
+		sport uint16
+		rid   uint32
+		bmv2  uint16
+	}{
+		{2000, 0x20000000, 0xec46},
+		{2331, 0x20019919, 0x346e},
+		{2662, 0x20033232, 0xb78f},
+		{6965, 0x2017f877, 0x32b2},
+	} {
+		if got := CandidateServers(0, 0xFFFF, CandidateHash(src, c.sport, c.rid, 0))[0]; got != c.bmv2 {
+			t.Errorf("sport %d rid %#x: candidate 0 = %#04x, BMv2 chose %#04x", c.sport, c.rid, got, c.bmv2)
+		}
+	}
 }
 
 func TestCandidateServers(t *testing.T) {

@@ -54,8 +54,9 @@ var counterUnits = map[p4configv1.CounterSpec_Unit]CounterUnit{
 }
 
 // programFromP4Info converts p4c's P4Info into the contract's terms, so
-// the two can be compared with one equality. Default actions are not in
-// P4Info (only const ones are); they come from the BMv2 JSON below.
+// the two can be compared with one equality. Initial default actions are in
+// P4Info only from p4runtime 1.4 on (initial_default_action); the BMv2 JSON
+// test below checks them independently.
 func programFromP4Info(t *testing.T, info *p4configv1.P4Info) Program {
 	t.Helper()
 	var p Program
@@ -79,6 +80,16 @@ func programFromP4Info(t *testing.T, info *p4configv1.P4Info) Program {
 		}
 		for _, ref := range tb.GetActionRefs() {
 			tab.Actions = append(tab.Actions, actionName[ref.GetId()])
+		}
+		if def := tb.GetInitialDefaultAction(); def != nil {
+			tab.DefaultAction = actionName[def.GetActionId()]
+			for _, arg := range def.GetArguments() {
+				var v uint64
+				for _, b := range arg.GetValue() {
+					v = v<<8 | uint64(b)
+				}
+				tab.DefaultParams = append(tab.DefaultParams, v)
+			}
 		}
 		if id := tb.GetConstDefaultActionId(); id != 0 {
 			tab.ConstDefault = true
@@ -133,8 +144,12 @@ func normalize(p Program, keepDefaults bool) Program {
 // registers (cell width, size) and counters (size, unit).
 func TestSchemaMatchesP4Info(t *testing.T) {
 	info := loadP4Info(t)
-	got := normalize(programFromP4Info(t, info), false)
-	want := normalize(Schema(), false)
+	withDefaults := true
+	for _, tb := range info.GetTables() {
+		withDefaults = withDefaults && tb.GetInitialDefaultAction() != nil
+	}
+	got := normalize(programFromP4Info(t, info), withDefaults)
+	want := normalize(Schema(), withDefaults)
 	for _, d := range diffPrograms("P4Info", got, want) {
 		t.Error(d)
 	}
