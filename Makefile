@@ -47,6 +47,29 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-10s} $$pkg || exit 1; \
 	  done; done
 
+# P4: `make p4` compiles p4src/v1model with p4c-bm2-ss (built outside the
+# repo, see docs/DEVELOPERS.md) into p4src/build/v1model/ and records the
+# SHA-256 of the sources in p4src/build/SOURCES.sha256 (checked by
+# pkg/pipeline's tests). Warnings are errors.
+P4C ?= p4c-bm2-ss
+P4_OUT := p4src/build/v1model
+P4_SOURCES = $(sort $(wildcard p4src/shared/*.p4 p4src/v1model/*.p4))
+
+.PHONY: p4
+p4: ## Compile the v1model P4 program (needs p4c-bm2-ss on PATH) into p4src/build/v1model
+	@command -v $(P4C) >/dev/null 2>&1 || { echo "make p4: $(P4C) not found on PATH; build p4c outside this repo (docs/DEVELOPERS.md) and put it on PATH" >&2; exit 1; }
+	@mkdir -p $(P4_OUT)
+	$(P4C) --arch v1model --std p4-16 --Werror \
+	  -o $(P4_OUT)/p4ctl.json.tmp \
+	  --p4runtime-files $(P4_OUT)/p4ctl.p4info.tmp.txtpb \
+	  p4src/v1model/p4ctl.p4
+	@mv $(P4_OUT)/p4ctl.json.tmp $(P4_OUT)/p4ctl.json
+	@mv $(P4_OUT)/p4ctl.p4info.tmp.txtpb $(P4_OUT)/p4ctl.p4info.txtpb
+	@{ echo "compiler: $$($(P4C) --version | head -n 1)"; \
+	   echo "command: $(P4C) --arch v1model --std p4-16 --Werror -o $(P4_OUT)/p4ctl.json --p4runtime-files $(P4_OUT)/p4ctl.p4info.txtpb p4src/v1model/p4ctl.p4"; } > $(P4_OUT)/BUILDINFO
+	@sha256sum $(P4_SOURCES) > p4src/build/SOURCES.sha256
+	@echo "wrote $(P4_OUT)/p4ctl.json, $(P4_OUT)/p4ctl.p4info.txtpb, p4src/build/SOURCES.sha256"
+
 .PHONY: clean
 clean: ## Remove build outputs
 	rm -rf bin out

@@ -1,0 +1,122 @@
+/*
+ * p4ctl — packet headers and the architecture-neutral decision metadata.
+ *
+ * Wire format: docs/PROTOCOL.md (byte diagram) and pkg/wire (Go codec). The
+ * p4ctl header follows UDP when the UDP source or destination port is
+ * P4CTL_UDP_PORT.
+ */
+#ifndef P4CTL_HEADERS_P4
+#define P4CTL_HEADERS_P4
+
+#include "defines.p4"
+
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+typedef bit<9>  port_t;        /* pipeline.WidthPort                         */
+typedef bit<16> site_id_t;     /* pipeline.WidthSite                         */
+typedef bit<8>  epoch_t;       /* pipeline.WidthEpoch                        */
+typedef bit<8>  region_id_t;   /* pipeline.WidthRegion                       */
+typedef bit<32> region_set_t;  /* pipeline.WidthBitmap: bit r = region r     */
+typedef bit<16> server_id_t;   /* pipeline.WidthServer                       */
+typedef bit<32> micros_t;      /* pipeline.WidthMicros                       */
+
+header ethernet_h {
+    mac_addr_t dst_addr;
+    mac_addr_t src_addr;
+    bit<16>    ether_type;
+}
+
+header ipv4_h {
+    bit<4>      version;
+    bit<4>      ihl;
+    bit<8>      diffserv;
+    bit<16>     total_len;
+    bit<16>     identification;
+    bit<3>      flags;
+    bit<13>     frag_offset;
+    bit<8>      ttl;
+    bit<8>      protocol;
+    bit<16>     hdr_checksum;
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+/* The 16-byte p4ctl header (docs/PROTOCOL.md "Header"). */
+header p4ctl_h {
+    bit<4>      version;     /* always P4CTL_VERSION                         */
+    bit<4>      msg_type;    /* MSG_REQUEST, MSG_REPLY, MSG_NACK             */
+    bit<8>      flags;       /* FLAG_*, set by the switch (ORed in)          */
+    bit<16>     sla_ms;      /* client's latency budget                      */
+    bit<8>      exec_class;  /* key of exec_class_cost                       */
+    bit<8>      hold_count;  /* holds (recirculations) so far                */
+    site_id_t   site_id;     /* written by the switch: client_site result    */
+    region_id_t region_id;   /* written by the switch; echoed in the reply   */
+    bit<8>      reserved;    /* 0 on send, ignored                           */
+    server_id_t server_id;   /* chosen server; NO_SERVER = remote region     */
+    bit<32>     request_id;  /* client's id, echoed                          */
+}
+
+struct headers_t {
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    udp_h      udp;
+    p4ctl_h    p4ctl;
+}
+
+/*
+ * What the ingress tables' actions hand to the apply block. Every table
+ * action only writes these fields; the apply block reads them and acts
+ * (docs/PIPELINE.md "Tables"). Zero is each field's "table missed" value.
+ */
+struct p4ctl_metadata_t {
+    /* client_site */
+    site_id_t    site;
+    /* sla_feasibility */
+    region_set_t feasible;
+    region_id_t  nearest;
+    /* active_epoch */
+    epoch_t      epoch;
+    /* region selection: feasible minus full regions (carbon_rank key) */
+    region_set_t cand;
+    /* carbon_rank */
+    bool         ranked;       /* route_to_region ran                       */
+    region_id_t  region;
+    /* region_next_hop */
+    bit<8>       next_hop;     /* NEXT_HOP_NONE / _LOCAL / _REMOTE          */
+    bit<32>      capacity;     /* region's outstanding bound; 0 = unlimited */
+    port_t       nh_port;
+    mac_addr_t   nh_dmac;
+    ipv4_addr_t  nh_addr;
+    /* server_pool */
+    bool         pool_found;
+    server_id_t  pool_base;
+    server_id_t  pool_size_mask;
+    bit<8>       pool_policy;
+    bit<16>      pool_bound;
+    bit<8>       pool_max_holds;
+    bit<8>       pool_on_full;
+    micros_t     pool_credit_ttl_us;
+    bit<16>      pool_long_reserve;
+    bit<8>       pool_long_max_holds;
+    /* exec_class_cost */
+    micros_t     cost_us;
+    bit<1>       is_long;
+    /* server_endpoint (key: server; value: port, MAC, address) */
+    server_id_t  server;
+    bool         endpoint_found;
+    port_t       ep_port;
+    mac_addr_t   ep_dmac;
+    ipv4_addr_t  ep_addr;
+    /* apply-block decisions handed to egress and the deparser */
+    bool         hold;           /* recirculate this packet (v1model egress) */
+    bool         ipv4_rewritten; /* recompute the IPv4 header checksum       */
+}
+
+#endif /* P4CTL_HEADERS_P4 */

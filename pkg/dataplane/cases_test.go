@@ -1,0 +1,107 @@
+package dataplane
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+)
+
+// install writes entries to sw, failing the test on any error.
+func install(t *testing.T, sw *Switch, entries []packetcases.Entry) {
+	t.Helper()
+	ups, err := packetcases.Updates(sw.P4Info(), entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range sw.Write(context.Background(), ups, p4v1.WriteRequest_CONTINUE_ON_ERROR) {
+		if err != nil {
+			t.Fatalf("install %v: %v", entries[i], err)
+		}
+	}
+}
+
+// describe decodes a frame for failure messages.
+func describe(b []byte) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return gopacket.NewPacket(b, layers.LayerTypeEthernet, gopacket.Default).String()
+}
+
+// The shared packet-test table, on the embedded target.
+func TestPacketCases(t *testing.T) {
+	for _, c := range packetcases.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			sw, err := New(Options{Clock: func() uint64 { return 1000 }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			install(t, sw, c.Entries)
+			for i, p := range c.Packets {
+				out := sw.Inject(p.Port, p.Frame)
+				where := fmt.Sprintf("packet %d (%s)", i, p.Note)
+				if got := out.Verdict.String(); got != p.Expect.Verdict {
+					t.Fatalf("%s: %s (reason %s, port %d), want %s %s", where, got, out.Reason, out.Port, p.Expect.Verdict, p.Expect.Reason)
+				}
+				if p.Expect.Verdict == packetcases.Dropped {
+					if out.Reason.String() != p.Expect.Reason {
+						t.Errorf("%s: dropped as %s, want %s", where, out.Reason, p.Expect.Reason)
+					}
+					continue
+				}
+				if out.Port != p.Expect.Port {
+					t.Errorf("%s: egress port %d, want %d", where, out.Port, p.Expect.Port)
+				}
+				if !bytes.Equal(out.Frame, p.Expect.Frame) {
+					t.Errorf("%s: frame\n got % x\nwant % x\n%s\nwant:\n%s", where, out.Frame, p.Expect.Frame, describe(out.Frame), describe(p.Expect.Frame))
+				}
+			}
+			checkCounters(t, sw, c.Counters)
+			for _, r := range c.Registers {
+				v, err := sw.RegisterValue(r.Register, r.Index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v != r.Value {
+					t.Errorf("register %s[%d] = %d, want %d", r.Register, r.Index, v, r.Value)
+				}
+			}
+		})
+	}
+}
+
+// checkCounters compares every cell of the program's counters with want
+// (cells not listed must be 0).
+func checkCounters(t *testing.T, sw *Switch, want []packetcases.Count) {
+	t.Helper()
+	exp := map[string]map[uint64]uint64{}
+	for _, c := range want {
+		if exp[c.Counter] == nil {
+			exp[c.Counter] = map[uint64]uint64{}
+		}
+		exp[c.Counter][c.Index] += c.Packets
+	}
+	for _, c := range pipeline.Schema().Counters {
+		for i := uint64(0); i < uint64(c.Size); i++ {
+			pk, _, err := sw.CounterValue(c.Name, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := exp[c.Name][i]; pk != w {
+				name := fmt.Sprint(i)
+				if c.Name == pipeline.CounterDispatchEvents {
+					name = pipeline.Event(i).String()
+				}
+				t.Errorf("counter %s[%s] = %d packets, want %d", c.Name, name, pk, w)
+			}
+		}
+	}
+}

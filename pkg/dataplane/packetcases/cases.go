@@ -1,0 +1,620 @@
+package packetcases
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/wire"
+)
+
+// Expected verdicts (the names program.Verdict prints).
+const (
+	Forwarded = "forwarded"
+	Dropped   = "dropped"
+	Nacked    = "nacked"
+)
+
+// Expected drop reasons (the names program.DropReason prints). BMv2 cannot
+// report them; its harness checks the counters instead.
+const (
+	ReasonMalformed     = "malformed"
+	ReasonUnreachable   = "unreachable"
+	ReasonReplyRejected = "reply-rejected"
+	ReasonL2Drop        = "l2-drop"
+	ReasonL3Drop        = "l3-drop"
+	ReasonDropPort      = "drop-port"
+)
+
+// Expect is what must leave the switch for one input frame.
+type Expect struct {
+	Verdict string // Forwarded, Dropped or Nacked
+	Port    uint32 // egress port (Forwarded, Nacked)
+	Frame   []byte // exact bytes (Forwarded, Nacked)
+	Reason  string // drop reason (Dropped)
+}
+
+// Packet is one input frame and its expected outcome.
+type Packet struct {
+	Note   string
+	Port   uint32 // ingress port
+	Frame  []byte
+	Expect Expect
+}
+
+// Count is the expected packet count of one counter cell after a case. A
+// case's counters not listed must be 0.
+type Count struct {
+	Counter string
+	Index   uint64
+	Packets uint64
+}
+
+// Cell is the expected value of one register cell after a case (cells not
+// listed are not checked).
+type Cell struct {
+	Register string
+	Index    uint64
+	Value    uint64
+}
+
+// Case is one packet test: install Entries on a fresh switch (pipeline just
+// set, no state), send Packets in order, then check Counters and Registers.
+type Case struct {
+	Name      string
+	Doc       string
+	Entries   []Entry
+	Packets   []Packet
+	Counters  []Count
+	Registers []Cell
+}
+
+func forwarded(port uint32, frame []byte) Expect {
+	return Expect{Verdict: Forwarded, Port: port, Frame: frame}
+}
+func dropped(reason string) Expect { return Expect{Verdict: Dropped, Reason: reason} }
+func nacked(port uint32, frame []byte) Expect {
+	return Expect{Verdict: Nacked, Port: port, Frame: frame}
+}
+
+func event(e pipeline.Event, n uint64) Count {
+	return Count{Counter: pipeline.CounterDispatchEvents, Index: uint64(e), Packets: n}
+}
+func routed(region uint8, n uint64) Count {
+	return Count{Counter: pipeline.CounterRegionRouted, Index: uint64(region), Packets: n}
+}
+func fellBack(region uint8, n uint64) Count {
+	return Count{Counter: pipeline.CounterRegionFallback, Index: uint64(region), Packets: n}
+}
+func bound(server uint16, n uint64) Count {
+	return Count{Counter: pipeline.CounterServerBound, Index: uint64(server), Packets: n}
+}
+func outstanding(server uint16, v uint64) Cell {
+	return Cell{Register: pipeline.RegisterServerOutstanding, Index: uint64(server), Value: v}
+}
+func work(server uint16, v uint64) Cell {
+	return Cell{Register: pipeline.RegisterServerWork, Index: uint64(server), Value: v}
+}
+func regionOut(region uint8, v uint64) Cell {
+	return Cell{Register: pipeline.RegisterRegionOutstanding, Index: uint64(region), Value: v}
+}
+func regionFull(v uint64) Cell { return Cell{Register: pipeline.RegisterRegionFull, Value: v} }
+
+// base are the entries every dispatch case shares: client sites 1 and 2,
+// routes back to both clients.
+func base() []Entry {
+	return []Entry{
+		ClientSite(IPv4(10, 0, 1, 0), 24, 1),
+		ClientSite(IPv4(10, 0, 2, 0), 24, 2),
+		L3Route(IPv4(10, 0, 1, 0), 24, 1),
+		L3Route(IPv4(10, 0, 2, 0), 24, 2),
+	}
+}
+
+// singleRegion: every SLA of sites 1 and 2 is feasible in region r only,
+// which is ranked, local, and has pool p with endpoints for its servers.
+func singleRegion(r uint8, capacity uint32, p Pool) []Entry {
+	e := append(base(),
+		Feasibility(1, 0, 0xFFFF, 1<<r, r),
+		Feasibility(2, 0, 0xFFFF, 1<<r, r),
+		CarbonRank(0, r, 0),
+		LocalRegion(r, capacity),
+		p.Entry(r))
+	for s := p.Base; s <= p.Base+p.SizeMask; s++ {
+		e = append(e, Endpoint(s, Server(s)))
+	}
+	return e
+}
+
+// sent sends a request from client site c.
+func sent(note string, f wire.Frame) Packet {
+	return Packet{Note: note, Port: portOf(f), Frame: Bytes(f)}
+}
+
+func portOf(f wire.Frame) uint32 { return uint32(f.SrcIP.To4()[2]) } // clients: 10.0.<site>.1 on port <site>
+
+// boundTo is request f's expected outcome when bound to server s.
+func boundTo(f wire.Frame, s uint16, site uint16, region uint8, flags wire.Flags, holds uint8) Expect {
+	return forwarded(Server(s).Port, Bound(f, Server(s), s, site, region, flags, holds))
+}
+
+// emitted returns the header of request f as the switch emits it bound to s.
+func emitted(f wire.Frame, s uint16, site uint16, region uint8) wire.Frame {
+	out := f
+	out.Header.Server, out.Header.Site, out.Header.Region = s, site, region
+	return out
+}
+
+// candidates are the four servers request f samples from a pool (base,
+// size_mask): the aligned group of four around h = the low 16 bits of the
+// standard CRC-32 of src_addr, src_port, request_id, hold_count, starting at
+// h's position in the group (docs/PIPELINE.md step 9.2).
+func candidates(f wire.Frame, base, mask uint16) [4]uint16 {
+	var b [11]byte
+	copy(b[0:4], f.SrcIP.To4())
+	binary.BigEndian.PutUint16(b[4:6], f.SrcPort)
+	binary.BigEndian.PutUint32(b[6:10], f.Header.RequestID)
+	b[10] = f.Header.HoldCount
+	h := uint16(crc32.ChecksumIEEE(b[:]))
+	var c [4]uint16
+	for j := range c {
+		c[j] = base + ((h&0xFFFC | (h+uint16(j))&3) & mask)
+	}
+	return c
+}
+
+// dispatcher predicts which server of a pool (no bound, no TTL) each request
+// binds to, keeping per-server outstanding requests and work.
+type dispatcher struct {
+	base, mask uint16
+	policy     pipeline.Policy
+	out, work  map[uint16]uint64
+}
+
+func newDispatcher(p Pool) *dispatcher {
+	return &dispatcher{base: p.Base, mask: p.SizeMask, policy: p.Policy, out: map[uint16]uint64{}, work: map[uint16]uint64{}}
+}
+
+// bind returns the server request f binds to and records it (cost in µs).
+func (d *dispatcher) bind(f wire.Frame, cost uint64) uint16 {
+	c := candidates(f, d.base, d.mask)
+	p := 0
+	switch d.policy {
+	case pipeline.PolicyP2C:
+		if d.out[c[1]] < d.out[c[0]] {
+			p = 1
+		}
+	case pipeline.PolicyP2CWork:
+		if d.work[c[1]] < d.work[c[0]] || (d.work[c[1]] == d.work[c[0]] && d.out[c[1]] < d.out[c[0]]) {
+			p = 1
+		}
+	case pipeline.PolicyJBSQ, pipeline.PolicyJIQ:
+		for j := 1; j < 4; j++ {
+			if d.out[c[j]] < d.out[c[p]] {
+				p = j
+			}
+		}
+	}
+	s := c[p]
+	d.out[s]++
+	d.work[s] += cost
+	return s
+}
+
+// counts returns the server_bound counts and region_routed of region r.
+func (d *dispatcher) counts(r uint8) []Count {
+	var total uint64
+	var cs []Count
+	for s := d.base; s <= d.base+d.mask; s++ {
+		if d.out[s] > 0 {
+			cs = append(cs, bound(s, d.out[s]))
+			total += d.out[s]
+		}
+	}
+	return append(cs, routed(r, total))
+}
+
+// plain builds a non-p4ctl IPv4 frame (TCP when tcp, else UDP).
+func plain(src, dst Host, tcp bool, dport uint16) []byte {
+	eth := &layers.Ethernet{SrcMAC: src.HW(), DstMAC: MAC(SwitchMAC), EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, SrcIP: src.Addr(), DstIP: dst.Addr()}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	var err error
+	if tcp {
+		ip.Protocol = layers.IPProtocolTCP
+		t := &layers.TCP{SrcPort: 33000, DstPort: layers.TCPPort(dport), SYN: true, Window: 1024}
+		_ = t.SetNetworkLayerForChecksum(ip)
+		err = gopacket.SerializeLayers(buf, opts, eth, ip, t, gopacket.Payload("x"))
+	} else {
+		ip.Protocol = layers.IPProtocolUDP
+		u := &layers.UDP{SrcPort: 33000, DstPort: layers.UDPPort(dport)}
+		_ = u.SetNetworkLayerForChecksum(ip)
+		err = gopacket.SerializeLayers(buf, opts, eth, ip, u, gopacket.Payload("dns?"))
+	}
+	if err != nil {
+		panic("packetcases: " + err.Error())
+	}
+	return buf.Bytes()
+}
+
+// withOptions returns a p4ctl request behind an IPv4 header with one 4-byte
+// option (ihl = 6): plain IPv4 traffic for the program.
+func withOptions(f wire.Frame) []byte {
+	b := Bytes(f)
+	out := make([]byte, 0, len(b)+4)
+	out = append(out, b[:34]...)
+	out = append(out, 1, 1, 1, 0) // NOP, NOP, NOP, EOL
+	out = append(out, b[34:]...)
+	out[14] = 0x46
+	binary.BigEndian.PutUint16(out[16:], binary.BigEndian.Uint16(out[16:])+4)
+	out[24], out[25] = 0, 0
+	var sum uint32
+	for i := 14; i < 38; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(out[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(out[24:], ^uint16(sum))
+	return out
+}
+
+// Cases returns the shared packet-test table. Each call builds it afresh.
+func Cases() []Case {
+	var cs []Case
+	add := func(c Case) { cs = append(cs, c) }
+
+	c1, c2 := Client(1), Client(2)
+	req := func(c Host, id uint32, sla uint16, class uint8) wire.Frame { return Request(c, id, sla, class) }
+	jbsq := func(base, mask uint16, b uint16) Pool {
+		return Pool{Base: base, SizeMask: mask, Policy: pipeline.PolicyJBSQ, Bound: b}
+	}
+
+	// --- plain L2 / L3 traffic --------------------------------------------
+	{
+		arp := func(dst uint64, ethType uint16) []byte {
+			b := make([]byte, 42)
+			copy(b[0:6], MAC(dst))
+			copy(b[6:12], c1.HW())
+			binary.BigEndian.PutUint16(b[12:], ethType)
+			for i := 14; i < len(b); i++ {
+				b[i] = byte(i)
+			}
+			return b
+		}
+		known, vlan := arp(0x02000000aaaa, 0x0806), arp(0x02000000aaaa, 0x8100)
+		add(Case{Name: "l2-forward", Doc: "non-IPv4 frames use l2_forward and leave unmodified; a miss drops",
+			Entries: []Entry{L2Route(0x02000000aaaa, 7)},
+			Packets: []Packet{
+				{Note: "ARP to a known MAC", Port: 1, Frame: known, Expect: forwarded(7, known)},
+				{Note: "VLAN-tagged frame to a known MAC", Port: 1, Frame: vlan, Expect: forwarded(7, vlan)},
+				{Note: "unknown MAC", Port: 1, Frame: arp(0x02000000bbbb, 0x0806), Expect: dropped(ReasonL2Drop)},
+			}})
+	}
+	{
+		tcp := plain(c1, c2, true, 80)
+		udp := plain(c1, c2, false, 53)
+		opts := withOptions(req(c1, 9, 500, 0))
+		opts[30], opts[31], opts[32], opts[33] = 10, 0, 2, 1 // to client 2
+		nack := Bytes(wire.Frame{SrcMAC: MAC(SwitchMAC), DstMAC: c2.HW(), SrcIP: IP(VIP), DstIP: c2.Addr(),
+			SrcPort: wire.UDPPort, DstPort: ClientPort, Header: wire.Header{Version: wire.Version, Type: wire.MsgNack, RequestID: 3}})
+		add(Case{Name: "l3-forward", Doc: "IPv4 without a p4ctl header, and nacks, use l3_forward and leave unmodified",
+			Entries: append(base(), L3Route(IPv4(10, 0, 3, 0), 24, 511)),
+			Packets: []Packet{
+				{Note: "TCP", Port: 1, Frame: tcp, Expect: forwarded(2, tcp)},
+				{Note: "UDP to port 53", Port: 1, Frame: udp, Expect: forwarded(2, udp)},
+				{Note: "UDP to 9800 behind IPv4 options", Port: 1, Frame: opts, Expect: forwarded(2, opts)},
+				{Note: "a nack passing through", Port: 5, Frame: nack, Expect: forwarded(2, nack)},
+				{Note: "no route", Port: 1, Frame: plain(c1, Host{IP: IPv4(10, 9, 9, 9)}, false, 53), Expect: dropped(ReasonL3Drop)},
+				{Note: "route to the drop port 511", Port: 1, Frame: plain(c1, Client(3), true, 22), Expect: dropped(ReasonDropPort)},
+			}})
+	}
+
+	// --- malformed ----------------------------------------------------------
+	{
+		good := Bytes(req(c1, 1, 500, 0))
+		patch := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+		hdr := func(h wire.Header) []byte { f := req(c1, 1, 500, 0); f.Header = h; return Bytes(f) }
+		udpShort := Bytes(req(c1, 1, 500, 0))
+		udpShort = udpShort[:42+10]
+		binary.BigEndian.PutUint16(udpShort[38:], 18)
+		padded := patch(func(b []byte) []byte { binary.BigEndian.PutUint16(b[38:], 23); return b })
+		pkts := []Packet{
+			{Note: "truncated Ethernet", Frame: good[:10]},
+			{Note: "truncated IPv4", Frame: good[:14+12]},
+			{Note: "truncated UDP", Frame: good[:34+4]},
+			{Note: "p4ctl header truncated", Frame: udpShort},
+			{Note: "udp.length 23 < 24 (padded frame)", Frame: padded},
+			{Note: "version 2", Frame: hdr(wire.Header{Version: 2, Type: wire.MsgRequest, SLAms: 500, RequestID: 1})},
+			{Note: "version 0 reply", Frame: hdr(wire.Header{Version: 0, Type: wire.MsgReply, RequestID: 1})},
+			{Note: "type 0", Frame: hdr(wire.Header{Version: 1, Type: 0, RequestID: 1})},
+			{Note: "type 4", Frame: hdr(wire.Header{Version: 1, Type: 4, RequestID: 1})},
+			{Note: "truncated UDP, not p4ctl", Frame: plain(c1, c2, false, 53)[:36]},
+		}
+		for i := range pkts {
+			pkts[i].Port, pkts[i].Expect = 1, dropped(ReasonMalformed)
+		}
+		add(Case{Name: "malformed", Doc: "parser errors and bad p4ctl headers are dropped and counted, never forwarded",
+			Entries: singleRegion(0, 0, jbsq(0, 0, 0)), Packets: pkts,
+			Counters: []Count{event(pipeline.EventMalformed, uint64(len(pkts)))}})
+	}
+
+	// --- region selection ---------------------------------------------------
+	{
+		p := jbsq(0, 3, 4)
+		d := newDispatcher(p)
+		var pkts []Packet
+		for i := 0; i < 6; i++ {
+			f := req(c1, uint32(i+1), 500, 0)
+			pk := sent("JBSQ: least outstanding of the 4 candidates, ties to the first", f)
+			pk.Expect = boundTo(f, d.bind(f, 0), 1, 0, 0, 0)
+			pkts = append(pkts, pk)
+		}
+		var regs []Cell
+		for s := uint16(0); s < 4; s++ {
+			regs = append(regs, outstanding(s, d.out[s]), work(s, 0))
+		}
+		add(Case{Name: "local-jbsq", Doc: "requests spread over a pool of 4 by least outstanding; rewrites and registers",
+			Entries: singleRegion(0, 0, p), Packets: pkts, Counters: d.counts(0),
+			Registers: append(regs, regionOut(0, 6), regionFull(0))})
+	}
+	{
+		e := []Entry{
+			ClientSite(IPv4(10, 0, 0, 0), 8, 3), ClientSite(IPv4(10, 0, 2, 0), 24, 2),
+			Feasibility(3, 0, 199, 0, 1), Feasibility(3, 200, 399, 0b10, 1), Feasibility(3, 400, 0xFFFF, 0b11, 1),
+			Feasibility(2, 0, 0xFFFF, 0b01, 0),
+			Feasibility(0, 0, 0xFFFF, 0b01, 0),
+			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1),
+			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
+			Endpoint(0, Server(0)), Endpoint(4, Server(4)),
+		}
+		c9 := Client(9) // 10.0.9.1: /8 site 3
+		r100, r300, r399, r400 := req(c9, 1, 100, 0), req(c9, 2, 300, 0), req(c9, 3, 399, 0), req(c9, 4, 400, 0)
+		r2 := req(c2, 5, 100, 0)
+		unknown := req(Host{MAC: 0x020000000b01, IP: IPv4(11, 0, 0, 1), Port: 11}, 6, 100, 0)
+		pk := func(note string, f wire.Frame, ex Expect) Packet { p := sent(note, f); p.Expect = ex; return p }
+		add(Case{Name: "sites-and-sla-ranges", Doc: "client_site is longest-prefix; sla_feasibility ranges; carbon_rank takes the cleanest candidate; no feasible region falls back to the nearest",
+			Entries: e,
+			Packets: []Packet{
+				pk("SLA 100: nothing feasible, fallback to nearest r1", r100, boundTo(r100, 4, 3, 1, wire.FlagFallback, 0)),
+				pk("SLA 300: only r1", r300, boundTo(r300, 4, 3, 1, 0, 0)),
+				pk("SLA 399: upper bound of the range", r399, boundTo(r399, 4, 3, 1, 0, 0)),
+				pk("SLA 400: r0 and r1, r0 is cleaner", r400, boundTo(r400, 0, 3, 0, 0, 0)),
+				pk("site 2 by the /24", r2, boundTo(r2, 0, 2, 0, 0, 0)),
+				{Note: "source without a site: site 0", Port: 11, Frame: Bytes(unknown), Expect: boundTo(unknown, 0, 0, 0, 0, 0)},
+			},
+			Counters: []Count{event(pipeline.EventFallback, 1), fellBack(1, 1), routed(1, 3), routed(0, 3),
+				bound(4, 3), bound(0, 3)}})
+	}
+	for _, c := range []struct {
+		name   string
+		active bool
+		want   uint8
+	}{{"epoch-default-0", false, 0}, {"epoch-active-1", true, 1}} {
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0),
+			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), // generation 0: r0 cleanest
+			CarbonRank(1, 1, 0), CarbonRank(1, 0, 1), // generation 1: r1 cleanest
+			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
+			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+		if c.active {
+			e = append(e, ActiveEpoch(1))
+		}
+		f := req(c1, 1, 500, 0)
+		s := uint16(c.want) * 4
+		add(Case{Name: c.name, Doc: "carbon_rank is keyed by the epoch active_epoch's default action selects",
+			Entries:  e,
+			Packets:  []Packet{{Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, c.want, 0, 0)}},
+			Counters: []Count{routed(c.want, 1), bound(s, 1)}})
+	}
+	{
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0), Feasibility(2, 0, 0xFFFF, 0b11, 0),
+			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), CarbonRankSite(0, 2, 1, 0), CarbonRankSite(0, 2, 0, 1),
+			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
+			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+		f1, f2 := req(c1, 1, 500, 0), req(c2, 2, 500, 0)
+		add(Case{Name: "per-site-ranking", Doc: "policy D: entries with an exact site mask at higher priority override the global ranking",
+			Entries: e,
+			Packets: []Packet{
+				{Note: "site 1: global ranking", Port: 1, Frame: Bytes(f1), Expect: boundTo(f1, 0, 1, 0, 0, 0)},
+				{Note: "site 2: its own ranking", Port: 2, Frame: Bytes(f2), Expect: boundTo(f2, 4, 2, 1, 0, 0)},
+			},
+			Counters: []Count{routed(0, 1), routed(1, 1), bound(0, 1), bound(4, 1)}})
+	}
+	{
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b01, 1),
+			Entry{Table: pipeline.TableCarbonRank, Match: []Match{Exact(pipeline.FieldEpoch, 0), Ternary(pipeline.FieldFeasible, 1, 1)},
+				Priority: 32, Action: pipeline.ActionNoAction},
+			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
+			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+		f := req(c1, 1, 500, 0)
+		add(Case{Name: "rank-noaction-falls-back", Doc: "a carbon_rank entry whose action is NoAction behaves as a miss: fallback to the nearest region",
+			Entries:  e,
+			Packets:  []Packet{{Port: 1, Frame: Bytes(f), Expect: boundTo(f, 4, 1, 1, wire.FlagFallback, 0)}},
+			Counters: []Count{event(pipeline.EventFallback, 1), fellBack(1, 1), routed(1, 1), bound(4, 1)}})
+	}
+	{
+		gw := Gateway()
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b100, 2), CarbonRank(0, 2, 0), RemoteRegion(2, gw))
+		f := req(c1, 1, 800, 0)
+		out := f
+		out.DstMAC, out.DstIP = gw.HW(), gw.Addr()
+		out.Header.Site, out.Header.Region, out.Header.Server = 1, 2, wire.NoServer
+		add(Case{Name: "remote-region", Doc: "a remote region's requests are rewritten toward its gateway with server_id 0xFFFF",
+			Entries:  e,
+			Packets:  []Packet{{Port: 1, Frame: Bytes(f), Expect: forwarded(gw.Port, Rewritten(out))}},
+			Counters: []Count{routed(2, 1)}})
+	}
+	{
+		e := append(base(),
+			Feasibility(1, 0, 299, 0b1000, 3), Feasibility(1, 300, 599, 0b10, 1), Feasibility(1, 600, 0xFFFF, 0b01, 0),
+			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), CarbonRank(0, 3, 2),
+			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0)) // no next hop for r3, no pool for r1, no endpoint for server 0
+		add(Case{Name: "unreachable", Doc: "no next hop, no pool, or no endpoint for the bound server: dropped and counted",
+			Entries: e,
+			Packets: []Packet{
+				{Note: "region 3 has no next hop", Port: 1, Frame: Bytes(req(c1, 1, 100, 0)), Expect: dropped(ReasonUnreachable)},
+				{Note: "region 1 has no pool", Port: 1, Frame: Bytes(req(c1, 2, 400, 0)), Expect: dropped(ReasonUnreachable)},
+				{Note: "server 0 has no endpoint (bound first)", Port: 1, Frame: Bytes(req(c1, 3, 700, 0)), Expect: dropped(ReasonUnreachable)},
+			},
+			Counters:  []Count{event(pipeline.EventUnreachable, 3), routed(0, 1), bound(0, 1)},
+			Registers: []Cell{outstanding(0, 1), regionOut(0, 1)}})
+	}
+
+	// --- capacity: spill ------------------------------------------------------
+	{
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0),
+			CarbonRank(0, 1, 0), CarbonRank(0, 0, 1), // r1 cleanest
+			LocalRegion(0, 0), LocalRegion(1, 1), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
+			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+		r1, r2, r3 := req(c1, 1, 500, 0), req(c1, 2, 500, 0), req(c1, 3, 500, 0)
+		reply := Reply(emitted(r1, 4, 1, 1), Server(4), 4)
+		add(Case{Name: "spill", Doc: "a full region (outstanding >= capacity) is masked out of the candidates (spilled); a reply releases it",
+			Entries: e,
+			Packets: []Packet{
+				{Note: "r1 takes its only slot", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 4, 1, 1, 0, 0)},
+				{Note: "r1 full: spilled to r0", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, wire.FlagSpilled, 0)},
+				{Note: "server 4's reply frees r1", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
+				{Note: "r1 again", Port: 1, Frame: Bytes(r3), Expect: boundTo(r3, 4, 1, 1, 0, 0)},
+			},
+			Counters:  []Count{event(pipeline.EventSpilled, 1), event(pipeline.EventReplyReleased, 1), routed(1, 2), routed(0, 1), bound(4, 2), bound(0, 1)},
+			Registers: []Cell{regionFull(0b10), regionOut(1, 1), regionOut(0, 1), outstanding(4, 1)}})
+	}
+	{
+		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
+		reply := Reply(emitted(r1, 4, 1, 1), Server(4), 4)
+		add(Case{Name: "all-feasible-full", Doc: "when every feasible region is full the full ones are not masked (no spill); a release that leaves the region at its capacity keeps it full",
+			Entries: singleRegion(1, 1, jbsq(4, 0, 0)),
+			Packets: []Packet{
+				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 4, 1, 1, 0, 0)},
+				{Note: "r1 full but the only feasible region", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 4, 1, 1, 0, 0)},
+				{Note: "reply: 1 outstanding = capacity, still full", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
+			},
+			Counters:  []Count{routed(1, 2), bound(4, 2), event(pipeline.EventReplyReleased, 1)},
+			Registers: []Cell{regionFull(0b10), regionOut(1, 1), outstanding(4, 1)}})
+	}
+
+	// --- dispatch at the bound: holds, nack, force ----------------------------
+	for _, force := range []bool{false, true} {
+		p := jbsq(0, 0, 1)
+		p.MaxHolds = 2
+		name, ex2 := "full-pool-nack", Expect{}
+		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
+		counters := []Count{event(pipeline.EventHold, 2), routed(0, 1), bound(0, 1)}
+		regs := []Cell{outstanding(0, 1)}
+		if force {
+			p.OnFull = pipeline.OnFullForce
+			name = "full-pool-force"
+			ex2 = boundTo(r2, 0, 1, 0, wire.FlagHeld|wire.FlagForced, 2)
+			counters = []Count{event(pipeline.EventHold, 2), event(pipeline.EventForced, 1), routed(0, 2), bound(0, 2)}
+			regs = []Cell{outstanding(0, 2)}
+		} else {
+			ex2 = nacked(1, Nack(r2, 1, 0, wire.FlagHeld, 2))
+			counters = append(counters, event(pipeline.EventNack, 1))
+		}
+		add(Case{Name: name, Doc: "a request finding every sampled server at the bound is held max_holds times, then nacked or forced per on_full",
+			Entries: singleRegion(0, 0, p),
+			Packets: []Packet{
+				{Note: "takes the only slot", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
+				{Note: "held twice, then " + map[bool]string{false: "nacked", true: "forced"}[force], Port: 1, Frame: Bytes(r2), Expect: ex2},
+			},
+			Counters: counters, Registers: regs})
+	}
+	{
+		p := Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJIQ, Bound: 9}
+		d := newDispatcher(p)
+		var pkts []Packet
+		for i := 0; i < 4; i++ {
+			f := req(c1, uint32(i+1), 500, 0)
+			pkts = append(pkts, Packet{Note: "an idle server", Port: 1, Frame: Bytes(f), Expect: boundTo(f, d.bind(f, 0), 1, 0, 0, 0)})
+		}
+		f := req(c1, 5, 500, 0)
+		pkts = append(pkts, Packet{Note: "no idle server, no holds: nack", Port: 1, Frame: Bytes(f), Expect: nacked(1, Nack(f, 1, 0, 0, 0))})
+		add(Case{Name: "jiq", Doc: "JIQ binds only to idle servers (bound 1 whatever the pool's bound)",
+			Entries: singleRegion(0, 0, p), Packets: pkts,
+			Counters: append(d.counts(0), event(pipeline.EventNack, 1))})
+	}
+	{
+		p := Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 2, LongReserve: 1, LongMaxHolds: 1}
+		e := append(singleRegion(0, 0, p), ExecCost(7, 100, true), ExecCost(1, 10, false))
+		l1, l2, s3 := req(c1, 1, 500, 7), req(c1, 2, 500, 7), req(c1, 3, 500, 1)
+		add(Case{Name: "long-deferral", Doc: "bounded preemption: a long request that would leave fewer than long_reserve slots is held (long_max_holds times), short ones are not",
+			Entries: e,
+			Packets: []Packet{
+				{Note: "long, 0+1 < 2: bound", Port: 1, Frame: Bytes(l1), Expect: boundTo(l1, 0, 1, 0, 0, 0)},
+				{Note: "long, 1+1 >= 2: deferred once, then bound", Port: 1, Frame: Bytes(l2), Expect: boundTo(l2, 0, 1, 0, wire.FlagHeld|wire.FlagLongDeferred, 1)},
+				{Note: "short at the bound, no holds: nack", Port: 1, Frame: Bytes(s3), Expect: nacked(1, Nack(s3, 1, 0, 0, 0))},
+			},
+			Counters:  []Count{event(pipeline.EventHold, 1), event(pipeline.EventLongDeferred, 1), event(pipeline.EventNack, 1), routed(0, 2), bound(0, 2)},
+			Registers: []Cell{outstanding(0, 2), work(0, 200)}})
+	}
+
+	// --- replies ----------------------------------------------------------------
+	{
+		p := jbsq(0, 0, 1)
+		e := append(singleRegion(0, 1, p), ExecCost(3, 50, false))
+		r1, r2 := req(c1, 1, 500, 3), req(c1, 2, 500, 3)
+		reply := Reply(emitted(r1, 0, 1, 0), Server(0), 0)
+		add(Case{Name: "reply-release", Doc: "a reply from the server's address releases its slot, its work and the region's capacity, and is forwarded unmodified",
+			Entries: e,
+			Packets: []Packet{
+				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
+				{Note: "reply", Port: Server(0).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
+				{Note: "slot free again", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, 0, 0)},
+			},
+			Counters:  []Count{event(pipeline.EventReplyReleased, 1), routed(0, 2), bound(0, 2)},
+			Registers: []Cell{outstanding(0, 1), work(0, 50), regionOut(0, 1), regionFull(1)}})
+	}
+	{
+		r1 := req(c1, 1, 500, 0)
+		spoofed := Reply(emitted(r1, 0, 1, 0), Host{MAC: 0x02000000dead, IP: IPv4(10, 9, 9, 9), Port: 30}, 0)
+		unknown := Reply(emitted(r1, 0, 1, 0), Server(77), 77)
+		remote := Reply(emitted(r1, wire.NoServer, 1, 2), Gateway(), wire.NoServer)
+		add(Case{Name: "reply-rejected", Doc: "replies not from the server's address, or for an unknown server, are dropped; remote replies (0xFFFF) pass without release",
+			Entries: singleRegion(0, 0, jbsq(0, 0, 1)),
+			Packets: []Packet{
+				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
+				{Note: "spoofed source", Port: 30, Frame: Bytes(spoofed), Expect: dropped(ReasonReplyRejected)},
+				{Note: "unknown server 77", Port: Server(77).Port, Frame: Bytes(unknown), Expect: dropped(ReasonReplyRejected)},
+				{Note: "remote reply", Port: 20, Frame: Bytes(remote), Expect: forwarded(1, Bytes(remote))},
+			},
+			Counters:  []Count{event(pipeline.EventReplyRejected, 2), routed(0, 1), bound(0, 1)},
+			Registers: []Cell{outstanding(0, 1), regionOut(0, 1)}})
+	}
+
+	// --- policies -----------------------------------------------------------------
+	for _, c := range []struct {
+		name, doc string
+		pool      Pool
+	}{
+		{"p2c", "power of two: the less outstanding of candidates 0 and 1, ties to 0",
+			Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2C}},
+		{"p2c-work", "power of two on expected remaining work (ties: outstanding), with long and short exec classes",
+			Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2CWork}},
+		{"random-pool-8", "random binds candidate 0: base + (h & size_mask), h the CRC-32 of src, sport, request id, hold count",
+			Pool{Base: 8, SizeMask: 7, Policy: pipeline.PolicyRandom}},
+		{"jbsq-pool-16", "pools above 4 servers are sampled: JBSQ over the aligned group of 4 around the hash",
+			Pool{Base: 16, SizeMask: 15, Policy: pipeline.PolicyJBSQ}},
+	} {
+		d := newDispatcher(c.pool)
+		e := append(singleRegion(0, 0, c.pool), ExecCost(1, 100, false), ExecCost(2, 10, false))
+		var pkts []Packet
+		for i := 0; i < 12; i++ {
+			class, cost := uint8(2), uint64(10)
+			if i%3 == 0 {
+				class, cost = 1, 100
+			}
+			f := req(c1, uint32(77+i*7919), 500, class)
+			pkts = append(pkts, Packet{Port: 1, Frame: Bytes(f), Expect: boundTo(f, d.bind(f, cost), 1, 0, 0, 0)})
+		}
+		var regs []Cell
+		for s := c.pool.Base; s <= c.pool.Base+c.pool.SizeMask; s++ {
+			regs = append(regs, outstanding(s, d.out[s]), work(s, d.work[s]))
+		}
+		add(Case{Name: c.name, Doc: c.doc, Entries: e, Packets: pkts, Counters: d.counts(0), Registers: regs})
+	}
+	return cs
+}

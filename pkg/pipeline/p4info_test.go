@@ -1,0 +1,327 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// Committed p4c outputs for p4src/v1model (written by `make p4`).
+var (
+	p4infoPath = filepath.Join("..", "..", "p4src", "build", "v1model", "p4ctl.p4info.txtpb")
+	bmv2Path   = filepath.Join("..", "..", "p4src", "build", "v1model", "p4ctl.json")
+)
+
+// loadP4Info reads the committed P4Info, skipping the test when it is absent.
+func loadP4Info(t *testing.T) *p4configv1.P4Info {
+	t.Helper()
+	b, err := os.ReadFile(p4infoPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skip: %s absent (run `make p4` with p4c-bm2-ss on PATH)", p4infoPath)
+	}
+	if err != nil {
+		t.Fatalf("read P4Info: %v", err)
+	}
+	var info p4configv1.P4Info
+	if err := prototext.Unmarshal(b, &info); err != nil {
+		t.Fatalf("parse %s: %v", p4infoPath, err)
+	}
+	return &info
+}
+
+var matchKinds = map[p4configv1.MatchField_MatchType]MatchKind{
+	p4configv1.MatchField_EXACT:    Exact,
+	p4configv1.MatchField_LPM:      LPM,
+	p4configv1.MatchField_TERNARY:  Ternary,
+	p4configv1.MatchField_RANGE:    Range,
+	p4configv1.MatchField_OPTIONAL: Optional,
+}
+
+var counterUnits = map[p4configv1.CounterSpec_Unit]CounterUnit{
+	p4configv1.CounterSpec_PACKETS: Packets,
+	p4configv1.CounterSpec_BYTES:   Bytes,
+	p4configv1.CounterSpec_BOTH:    Both,
+}
+
+// programFromP4Info converts p4c's P4Info into the contract's terms, so
+// the two can be compared with one equality. Default actions are not in
+// P4Info (only const ones are); they come from the BMv2 JSON below.
+func programFromP4Info(t *testing.T, info *p4configv1.P4Info) Program {
+	t.Helper()
+	var p Program
+	actionName := map[uint32]string{}
+	for _, a := range info.GetActions() {
+		actionName[a.GetPreamble().GetId()] = a.GetPreamble().GetName()
+		act := Action{Name: a.GetPreamble().GetName()}
+		for _, prm := range a.GetParams() {
+			act.Params = append(act.Params, Param{Name: prm.GetName(), Width: int(prm.GetBitwidth())})
+		}
+		p.Actions = append(p.Actions, act)
+	}
+	for _, tb := range info.GetTables() {
+		tab := Table{Name: tb.GetPreamble().GetName(), Size: int(tb.GetSize())}
+		for _, mf := range tb.GetMatchFields() {
+			kind, ok := matchKinds[mf.GetMatchType()]
+			if !ok {
+				t.Errorf("table %s field %s: unexpected match kind %v", tab.Name, mf.GetName(), mf.GetMatch())
+			}
+			tab.Keys = append(tab.Keys, Field{Name: mf.GetName(), Kind: kind, Width: int(mf.GetBitwidth())})
+		}
+		for _, ref := range tb.GetActionRefs() {
+			tab.Actions = append(tab.Actions, actionName[ref.GetId()])
+		}
+		if id := tb.GetConstDefaultActionId(); id != 0 {
+			tab.ConstDefault = true
+			tab.DefaultAction = actionName[id]
+		}
+		p.Tables = append(p.Tables, tab)
+	}
+	for _, r := range info.GetRegisters() {
+		p.Registers = append(p.Registers, Register{
+			Name:  r.GetPreamble().GetName(),
+			Width: int(r.GetTypeSpec().GetBitstring().GetBit().GetBitwidth()),
+			Size:  int(r.GetSize()),
+		})
+	}
+	for _, c := range info.GetCounters() {
+		p.Counters = append(p.Counters, Counter{
+			Name: c.GetPreamble().GetName(),
+			Size: int(c.GetSize()),
+			Unit: counterUnits[c.GetSpec().GetUnit()],
+		})
+	}
+	return p
+}
+
+// normalize orders everything by name so declaration order in the P4
+// source does not matter (parameter and key order do matter and are kept),
+// and drops what P4Info cannot tell (non-const defaults).
+func normalize(p Program, keepDefaults bool) Program {
+	q := Program{
+		Actions:   append([]Action(nil), p.Actions...),
+		Registers: append([]Register(nil), p.Registers...),
+		Counters:  append([]Counter(nil), p.Counters...),
+	}
+	for _, tb := range p.Tables {
+		tb.Actions = append([]string(nil), tb.Actions...)
+		sort.Strings(tb.Actions)
+		if !keepDefaults && !tb.ConstDefault {
+			tb.DefaultAction, tb.DefaultParams = "", nil
+		}
+		q.Tables = append(q.Tables, tb)
+	}
+	sort.Slice(q.Actions, func(i, j int) bool { return q.Actions[i].Name < q.Actions[j].Name })
+	sort.Slice(q.Tables, func(i, j int) bool { return q.Tables[i].Name < q.Tables[j].Name })
+	sort.Slice(q.Registers, func(i, j int) bool { return q.Registers[i].Name < q.Registers[j].Name })
+	sort.Slice(q.Counters, func(i, j int) bool { return q.Counters[i].Name < q.Counters[j].Name })
+	return q
+}
+
+// TestSchemaMatchesP4Info: pkg/pipeline's Schema and p4c's P4Info for
+// p4src/v1model declare exactly the same tables (keys with names, match
+// kinds and widths; actions; sizes), actions (parameter names and widths),
+// registers (cell width, size) and counters (size, unit).
+func TestSchemaMatchesP4Info(t *testing.T) {
+	info := loadP4Info(t)
+	got := normalize(programFromP4Info(t, info), false)
+	want := normalize(Schema(), false)
+	for _, d := range diffPrograms("P4Info", got, want) {
+		t.Error(d)
+	}
+
+	for _, kind := range []struct {
+		name string
+		n    int
+	}{
+		{"direct counters", len(info.GetDirectCounters())},
+		{"meters", len(info.GetMeters())},
+		{"direct meters", len(info.GetDirectMeters())},
+		{"digests", len(info.GetDigests())},
+		{"action profiles", len(info.GetActionProfiles())},
+		{"value sets", len(info.GetValueSets())},
+	} {
+		if kind.n != 0 {
+			t.Errorf("P4Info has %d %s; the contract has none", kind.n, kind.name)
+		}
+	}
+}
+
+// diffPrograms lists every difference between got (from p4c) and want
+// (the contract), item by item, so a failure says what to fix.
+func diffPrograms(src string, got, want Program) []string {
+	var diffs []string
+	str := func(v any) string { return fmt.Sprintf("%+v", v) }
+	compare := func(kind string, g, w map[string]string) {
+		for n, wi := range w {
+			gi, ok := g[n]
+			switch {
+			case !ok:
+				diffs = append(diffs, fmt.Sprintf("%s lacks %s %s (contract: %s)", src, kind, n, wi))
+			case gi != wi:
+				diffs = append(diffs, fmt.Sprintf("%s %s %s differs:\n  p4c:      %s\n  contract: %s", src, kind, n, gi, wi))
+			}
+		}
+		for n, gi := range g {
+			if _, ok := w[n]; !ok {
+				diffs = append(diffs, fmt.Sprintf("%s has %s %s not in the contract: %s", src, kind, n, gi))
+			}
+		}
+	}
+	byName := func(p Program) (acts, tabs, regs, ctrs map[string]string) {
+		acts, tabs, regs, ctrs = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
+		put := func(kind string, m map[string]string, name string, v any) {
+			if _, dup := m[name]; dup {
+				diffs = append(diffs, fmt.Sprintf("%s: %s %s declared twice", src, kind, name))
+			}
+			m[name] = str(v)
+		}
+		for _, a := range p.Actions {
+			put("action", acts, a.Name, a)
+		}
+		for _, tb := range p.Tables {
+			put("table", tabs, tb.Name, tb)
+		}
+		for _, r := range p.Registers {
+			put("register", regs, r.Name, r)
+		}
+		for _, c := range p.Counters {
+			put("counter", ctrs, c.Name, c)
+		}
+		return
+	}
+	ga, gt, gr, gc := byName(got)
+	wa, wt, wr, wc := byName(want)
+	compare("action", ga, wa)
+	compare("table", gt, wt)
+	compare("register", gr, wr)
+	compare("counter", gc, wc)
+	sort.Strings(diffs)
+	return diffs
+}
+
+// The comparison itself must catch each kind of drift, or the P4Info test
+// could pass against a program that disagrees with the contract.
+func TestDiffProgramsDetectsDrift(t *testing.T) {
+	base := normalize(Schema(), false)
+	if d := diffPrograms("same", base, normalize(Schema(), false)); len(d) != 0 {
+		t.Fatalf("identical programs differ: %v", d)
+	}
+	cases := []struct {
+		name   string
+		mutate func(p *Program)
+	}{
+		{"key width", func(p *Program) { p.Tables[0].Keys[0].Width++ }},
+		{"key kind", func(p *Program) { p.Tables[0].Keys[0].Kind = Exact }},
+		{"key name", func(p *Program) { p.Tables[0].Keys[0].Name += "x" }},
+		{"table size", func(p *Program) { p.Tables[1].Size *= 2 }},
+		{"table action", func(p *Program) { p.Tables[1].Actions = p.Tables[1].Actions[1:] }},
+		{"missing table", func(p *Program) { p.Tables = p.Tables[1:] }},
+		{"param width", func(p *Program) { p.Actions[1].Params[0].Width-- }},
+		{"param order", func(p *Program) {
+			a := &p.Actions[len(p.Actions)-1]
+			for i := range p.Actions {
+				if len(p.Actions[i].Params) > 1 {
+					a = &p.Actions[i]
+					break
+				}
+			}
+			a.Params[0], a.Params[1] = a.Params[1], a.Params[0]
+		}},
+		{"extra action", func(p *Program) { p.Actions = append(p.Actions, Action{Name: "X.y"}) }},
+		{"register width", func(p *Program) { p.Registers[0].Width = 32 }},
+		{"register size", func(p *Program) { p.Registers[1].Size = 7 }},
+		{"counter unit", func(p *Program) { p.Counters[0].Unit = Packets }},
+		{"counter size", func(p *Program) { p.Counters[0].Size = 1 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Schema()
+			c.mutate(&p)
+			if d := diffPrograms("mutated", normalize(p, false), base); len(d) == 0 {
+				t.Errorf("mutation %q not detected", c.name)
+			}
+		})
+	}
+}
+
+// bmv2JSON is the part of p4c's BMv2 JSON that holds initial default actions.
+type bmv2JSON struct {
+	Actions []struct {
+		Name string `json:"name"`
+		ID   int    `json:"id"`
+	} `json:"actions"`
+	Pipelines []struct {
+		Name   string `json:"name"`
+		Tables []struct {
+			Name         string `json:"name"`
+			DefaultEntry struct {
+				ActionID    int      `json:"action_id"`
+				ActionConst bool     `json:"action_const"`
+				ActionData  []string `json:"action_data"`
+			} `json:"default_entry"`
+		} `json:"tables"`
+	} `json:"pipelines"`
+}
+
+// TestDefaultActionsMatchBMv2JSON: each contract table's initial default
+// action and its arguments are what the compiled program installs (P4Info
+// carries only const defaults; the BMv2 JSON carries all of them).
+func TestDefaultActionsMatchBMv2JSON(t *testing.T) {
+	b, err := os.ReadFile(bmv2Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skip: %s absent (run `make p4` with p4c-bm2-ss on PATH)", bmv2Path)
+	}
+	if err != nil {
+		t.Fatalf("read BMv2 JSON: %v", err)
+	}
+	var doc bmv2JSON
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("parse %s: %v", bmv2Path, err)
+	}
+	actionName := map[int]string{}
+	for _, a := range doc.Actions {
+		actionName[a.ID] = a.Name
+	}
+	type entry struct {
+		action string
+		params []uint64
+		isCons bool
+	}
+	defaults := map[string]entry{}
+	for _, pl := range doc.Pipelines {
+		for _, tb := range pl.Tables {
+			e := entry{action: actionName[tb.DefaultEntry.ActionID], isCons: tb.DefaultEntry.ActionConst}
+			for _, d := range tb.DefaultEntry.ActionData {
+				v, err := strconv.ParseUint(strings.TrimPrefix(d, "0x"), 16, 64)
+				if err != nil {
+					t.Fatalf("table %s default data %q: %v", tb.Name, d, err)
+				}
+				e.params = append(e.params, v)
+			}
+			defaults[tb.Name] = e
+		}
+	}
+	for _, tb := range Schema().Tables {
+		e, ok := defaults[tb.Name]
+		if !ok {
+			t.Errorf("BMv2 JSON lacks table %s", tb.Name)
+			continue
+		}
+		if e.action != tb.DefaultAction || fmt.Sprint(e.params) != fmt.Sprint(tb.DefaultParams) {
+			t.Errorf("table %s default: compiled %s%v, contract %s%v", tb.Name, e.action, e.params, tb.DefaultAction, tb.DefaultParams)
+		}
+		if e.isCons != tb.ConstDefault {
+			t.Errorf("table %s default const: compiled %v, contract %v", tb.Name, e.isCons, tb.ConstDefault)
+		}
+	}
+}

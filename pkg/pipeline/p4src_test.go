@@ -1,0 +1,304 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/p4ctl/p4ctl/pkg/wire"
+)
+
+// repoRoot is the repository root seen from this package's directory.
+var repoRoot = filepath.Join("..", "..")
+
+// p4Sources lists the files `make p4` compiles (p4src/shared and
+// p4src/v1model), as slash paths relative to the repository root.
+func p4Sources(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range []string{"p4src/shared", "p4src/v1model"} {
+		m, err := filepath.Glob(filepath.Join(repoRoot, filepath.FromSlash(dir), "*.p4"))
+		if err != nil {
+			t.Fatalf("glob %s: %v", dir, err)
+		}
+		for _, f := range m {
+			out = append(out, dir+"/"+filepath.Base(f))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parseSums reads sha256sum output ("<hex>  <path>" per line).
+func parseSums(name string, b []byte) (map[string]string, error) {
+	sums := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		sum, path, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 {
+			return nil, fmt.Errorf("%s:%d: want \"<sha256>  <path>\", got %q", name, n, line)
+		}
+		if _, err := hex.DecodeString(sum); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		sums[path] = sum
+	}
+	return sums, sc.Err()
+}
+
+// TestBuildOutputsMatchSources fails when p4src/shared or p4src/v1model
+// changed (or gained or lost a file) since the committed p4c outputs in
+// p4src/build were generated: run `make p4` and commit p4src/build.
+func TestBuildOutputsMatchSources(t *testing.T) {
+	sumsPath := filepath.Join(repoRoot, "p4src", "build", "SOURCES.sha256")
+	b, err := os.ReadFile(sumsPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, perr := os.Stat(p4infoPath); perr == nil {
+			t.Fatalf("%s is committed without %s: run `make p4`", p4infoPath, sumsPath)
+		}
+		t.Skipf("skip: no committed p4c outputs (%s absent)", sumsPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := parseSums(sumsPath, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{p4infoPath, bmv2Path} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s records sources but the output is missing: %v", sumsPath, err)
+		}
+	}
+	current := p4Sources(t)
+	stale := false
+	for _, path := range current {
+		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		want, ok := recorded[path]
+		switch {
+		case !ok:
+			t.Errorf("%s is new since the last `make p4`", path)
+			stale = true
+		case want != hex.EncodeToString(sum[:]):
+			t.Errorf("%s changed since the last `make p4`", path)
+			stale = true
+		}
+		delete(recorded, path)
+	}
+	for path := range recorded {
+		t.Errorf("%s was compiled but no longer exists", path)
+		stale = true
+	}
+	if stale {
+		t.Errorf("p4src/build is stale: run `make p4` (p4c-bm2-ss on PATH) and commit p4src/build")
+	}
+}
+
+func TestParseSums(t *testing.T) {
+	good := strings.Repeat("ab", 32) + "  p4src/shared/x.p4\n\n"
+	m, err := parseSums("good", []byte(good))
+	if err != nil || m["p4src/shared/x.p4"] != strings.Repeat("ab", 32) {
+		t.Errorf("parseSums(good) = %v, %v", m, err)
+	}
+	for _, bad := range []string{"abc  p4src/x.p4", strings.Repeat("zz", 32) + "  x", "no separator"} {
+		if _, err := parseSums("bad", []byte(bad)); err == nil {
+			t.Errorf("parseSums(%q) accepted", bad)
+		}
+	}
+}
+
+var defineRE = regexp.MustCompile(`(?m)^#define\s+([A-Z0-9_]+)\s+(0x[0-9A-Fa-f]+|[0-9]+)\b`)
+
+// TestDefinesMatchContract: the sizes and codes in p4src/shared/defines.p4
+// equal pkg/pipeline's and pkg/wire's (no p4c needed).
+func TestDefinesMatchContract(t *testing.T) {
+	path := filepath.Join(repoRoot, "p4src", "shared", "defines.p4")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read defines: %v", err)
+	}
+	defs := map[string]uint64{}
+	for _, m := range defineRE.FindAllStringSubmatch(string(b), -1) {
+		v, err := strconv.ParseUint(m[2], 0, 64)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, m[1], err)
+		}
+		defs[m[1]] = v
+	}
+	s := Schema()
+	size := func(table string) uint64 {
+		tb, ok := s.Table(table)
+		if !ok {
+			t.Fatalf("no table %s", table)
+		}
+		return uint64(tb.Size)
+	}
+	want := map[string]uint64{
+		"MAX_REGIONS":          MaxRegions,
+		"MAX_SERVERS":          MaxServers,
+		"REGION_INDEX_MASK":    MaxRegions - 1,
+		"SERVER_INDEX_MASK":    MaxServers - 1,
+		"NUM_EVENTS":           NumEvents,
+		"CANDIDATES":           Candidates,
+		"CANDIDATE_GROUP_MASK": 0xFFFF &^ (Candidates - 1),
+		"CLIENT_SITE_SIZE":     size(TableClientSite),
+		"SLA_FEASIBILITY_SIZE": size(TableSLAFeasibility),
+		"CARBON_RANK_SIZE":     size(TableCarbonRank),
+		"EXEC_CLASS_SIZE":      size(TableExecClassCost),
+		"L3_FORWARD_SIZE":      size(TableL3Forward),
+		"L2_FORWARD_SIZE":      size(TableL2Forward),
+		"P4CTL_UDP_PORT":       wire.UDPPort,
+		"P4CTL_VERSION":        wire.Version,
+		"P4CTL_HEADER_BYTES":   wire.HeaderLen,
+		"P4CTL_MIN_UDP_LENGTH": 8 + wire.HeaderLen,
+		"MSG_REQUEST":          uint64(wire.MsgRequest),
+		"MSG_REPLY":            uint64(wire.MsgReply),
+		"MSG_NACK":             uint64(wire.MsgNack),
+		"NO_SERVER":            wire.NoServer,
+		"FLAG_FALLBACK":        uint64(wire.FlagFallback),
+		"FLAG_SPILLED":         uint64(wire.FlagSpilled),
+		"FLAG_HELD":            uint64(wire.FlagHeld),
+		"FLAG_FORCED":          uint64(wire.FlagForced),
+		"FLAG_LONG_DEFERRED":   uint64(wire.FlagLongDeferred),
+		"POLICY_RANDOM":        uint64(PolicyRandom),
+		"POLICY_P2C":           uint64(PolicyP2C),
+		"POLICY_P2C_WORK":      uint64(PolicyP2CWork),
+		"POLICY_JBSQ":          uint64(PolicyJBSQ),
+		"POLICY_JIQ":           uint64(PolicyJIQ),
+		"ON_FULL_NACK":         uint64(OnFullNack),
+		"ON_FULL_FORCE":        uint64(OnFullForce),
+		"NEXT_HOP_NONE":        NextHopNone,
+		"NEXT_HOP_LOCAL":       NextHopLocal,
+		"NEXT_HOP_REMOTE":      NextHopRemote,
+	}
+	for e := EventMalformed; e <= EventUnreachable; e++ {
+		want["EVENT_"+strings.ToUpper(strings.ReplaceAll(e.String(), "-", "_"))] = uint64(e)
+	}
+	for name, w := range want {
+		got, ok := defs[name]
+		switch {
+		case !ok:
+			t.Errorf("%s does not define %s (want %d)", path, name, w)
+		case got != w:
+			t.Errorf("%s: %s = %d, contract says %d", path, name, got, w)
+		}
+	}
+}
+
+// p4Field is one field of a P4 header: name and width in bits.
+type p4Field struct {
+	name  string
+	width int
+}
+
+var (
+	typedefRE = regexp.MustCompile(`(?m)^typedef\s+bit<(\d+)>\s+(\w+)\s*;`)
+	fieldRE   = regexp.MustCompile(`^\s*(bit<(\d+)>|\w+)\s+(\w+)\s*;`)
+)
+
+// headerFields parses the fields of `header <name> { ... }` in src.
+func headerFields(src, name string) ([]p4Field, error) {
+	typedefs := map[string]int{}
+	for _, m := range typedefRE.FindAllStringSubmatch(src, -1) {
+		w, _ := strconv.Atoi(m[1])
+		typedefs[m[2]] = w
+	}
+	start := strings.Index(src, "header "+name+" {")
+	if start < 0 {
+		return nil, fmt.Errorf("header %s not found", name)
+	}
+	end := strings.Index(src[start:], "}")
+	if end < 0 {
+		return nil, fmt.Errorf("header %s not closed", name)
+	}
+	var out []p4Field
+	for i, line := range strings.Split(src[start:start+end], "\n")[1:] {
+		m := fieldRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		w, ok := 0, true
+		if m[2] != "" {
+			w, _ = strconv.Atoi(m[2])
+		} else if w, ok = typedefs[m[1]]; !ok {
+			return nil, fmt.Errorf("header %s line %d: unknown type %s", name, i+2, m[1])
+		}
+		out = append(out, p4Field{m[3], w})
+	}
+	return out, nil
+}
+
+// TestP4HeaderMatchesWire: p4ctl_h in p4src/shared/headers.p4 lays out the
+// same fields at the same bit positions as pkg/wire's codec. Each field is
+// set to all ones in a wire.Header; exactly that field's P4 bits must be set.
+func TestP4HeaderMatchesWire(t *testing.T) {
+	path := filepath.Join(repoRoot, "p4src", "shared", "headers.p4")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read headers: %v", err)
+	}
+	fields, err := headerFields(string(src), "p4ctl_h")
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	set := map[string]func(h *wire.Header){
+		"version":    func(h *wire.Header) { h.Version = 0xF },
+		"msg_type":   func(h *wire.Header) { h.Type = 0xF },
+		"flags":      func(h *wire.Header) { h.Flags = 0xFF },
+		"sla_ms":     func(h *wire.Header) { h.SLAms = 0xFFFF },
+		"exec_class": func(h *wire.Header) { h.ExecClass = 0xFF },
+		"hold_count": func(h *wire.Header) { h.HoldCount = 0xFF },
+		"site_id":    func(h *wire.Header) { h.Site = 0xFFFF },
+		"region_id":  func(h *wire.Header) { h.Region = 0xFF },
+		"reserved":   func(h *wire.Header) { h.Reserved = 0xFF },
+		"server_id":  func(h *wire.Header) { h.Server = 0xFFFF },
+		"request_id": func(h *wire.Header) { h.RequestID = 0xFFFFFFFF },
+	}
+	off := 0
+	for _, f := range fields {
+		setter, ok := set[f.name]
+		if !ok {
+			t.Errorf("P4 field %s has no counterpart in wire.Header", f.name)
+			off += f.width
+			continue
+		}
+		delete(set, f.name)
+		var h wire.Header
+		setter(&h)
+		b := h.Marshal()
+		for bit := 0; bit < wire.HeaderLen*8; bit++ {
+			isSet := b[bit/8]&(0x80>>(bit%8)) != 0
+			inField := bit >= off && bit < off+f.width
+			if isSet != inField {
+				t.Errorf("field %s (P4 bits %d..%d): wire bit %d set=%v", f.name, off, off+f.width-1, bit, isSet)
+				break
+			}
+		}
+		off += f.width
+	}
+	if off != wire.HeaderLen*8 {
+		t.Errorf("p4ctl_h is %d bits, wire header %d", off, wire.HeaderLen*8)
+	}
+	for name := range set {
+		t.Errorf("wire.Header field %s missing from p4ctl_h", name)
+	}
+}
