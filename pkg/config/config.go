@@ -1,0 +1,312 @@
+// Package config is the p4ctl controller configuration: the YAML file that
+// names the switches to drive, the regions and their next hops (a local server
+// pool or a remote gateway), the client sites with their latency profiles, the
+// SLA and execution classes, the routing policy, the carbon source, the
+// recompute schedule and plain L2/L3 routes.
+//
+// Load reads and validates a file; every problem is reported before anything
+// touches a switch, as "file:line: yaml.path: what is wrong". docs/CONFIG.md
+// documents every field. The YAML is decoded with sigs.k8s.io/yaml (json
+// tags); go.yaml.in/yaml/v3 is only used to find the line of a YAML path.
+package config
+
+import (
+	"time"
+)
+
+// Config is a whole controller configuration file.
+type Config struct {
+	// Targets are the switches this controller drives (P4Runtime servers).
+	Targets []Target `json:"targets,omitempty"`
+	// Regions are the cloud regions requests may be routed to, each with
+	// its data-plane index (bit in the feasibility bitmap) and next hop.
+	Regions []Region `json:"regions"`
+	// Sites are the client sites: source prefixes and latency profiles.
+	Sites []Site `json:"sites"`
+	// SLAClasses are the request classes (SLA budget in ms and traffic
+	// share); the compiled tables cover every SLA value, the classes drive
+	// reports and the demo workload.
+	SLAClasses []SLAClass `json:"sla_classes,omitempty"`
+	// ExecClasses fill exec_class_cost: expected service time per class.
+	ExecClasses []ExecClass `json:"exec_classes,omitempty"`
+	// Policy is the region-selection policy compiled into the tables.
+	Policy Policy `json:"policy"`
+	// Carbon selects where hourly carbon intensity comes from.
+	Carbon Carbon `json:"carbon"`
+	// Schedule says when the controller recomputes (real time or replay).
+	Schedule Schedule `json:"schedule,omitzero"`
+	// Routes are plain forwarding entries for non-p4ctl traffic and replies.
+	Routes Routes `json:"routes,omitzero"`
+
+	// Dir is the directory of the file the configuration was loaded from;
+	// relative paths in it are resolved against Dir ("" = working dir).
+	Dir string `json:"-"`
+}
+
+// Target is one P4Runtime switch.
+type Target struct {
+	// Name identifies the target in logs and metrics; unique.
+	Name string `json:"name"`
+	// GRPCAddr is host:port of the P4Runtime server.
+	GRPCAddr string `json:"grpc_addr"`
+	// DeviceID is the P4Runtime device id.
+	DeviceID uint64 `json:"device_id"`
+	// ElectionID is the low 64 bits of the election id (high bits 0); ≥ 1.
+	// Replicas of one controller use distinct values (command-line flag).
+	ElectionID uint64 `json:"election_id"`
+	// TLS, when set, enables TLS (and mTLS when Cert and Key are set).
+	TLS *TLS `json:"tls,omitempty"`
+}
+
+// TLS holds TLS file paths, relative to the config file's directory.
+type TLS struct {
+	// CA is the PEM bundle that verifies the switch's certificate.
+	CA string `json:"ca,omitempty"`
+	// Cert and Key are the client certificate and key for mTLS.
+	Cert string `json:"cert,omitempty"`
+	Key  string `json:"key,omitempty"`
+	// ServerName overrides the name checked in the switch certificate.
+	ServerName string `json:"server_name,omitempty"`
+}
+
+// Region is a region the controller may route to.
+type Region struct {
+	// ID is the catalog id, e.g. "ap-south-1".
+	ID string `json:"id"`
+	// Index is the region's data-plane index 0..31: its bit in the
+	// feasibility bitmap and its key in region_next_hop/server_pool. It is
+	// always the catalog index (pkg/regions); when given it must match.
+	Index *int `json:"index,omitempty"`
+	// Zone overrides the catalog's grid zone used to look up carbon.
+	Zone string `json:"zone,omitempty"`
+	// NextHop is where requests routed to the region go.
+	NextHop NextHop `json:"next_hop"`
+}
+
+// NextHop is exactly one of Local or Remote.
+type NextHop struct {
+	// Local dispatches into a server pool attached to this switch.
+	Local *LocalPool `json:"local,omitempty"`
+	// Remote forwards toward the region's gateway.
+	Remote *Remote `json:"remote,omitempty"`
+}
+
+// LocalPool is a region's server pool: contiguous server ids, a power-of-two
+// count, the first id aligned to 4 when there are 4 or more servers.
+type LocalPool struct {
+	// Servers are the pool's servers.
+	Servers []Server `json:"servers"`
+	// Policy is the dispatch policy: random, p2c, p2c-work, jbsq, jiq.
+	Policy string `json:"policy"`
+	// Bound is JBSQ's n: a server takes a request only while it has fewer
+	// than Bound outstanding (0 = unbounded; jiq always uses 1).
+	Bound int `json:"bound,omitempty"`
+	// MaxHolds is how many times an unbindable request is recirculated.
+	MaxHolds int `json:"max_holds,omitempty"`
+	// OnFull is what happens after MaxHolds: "nack" (default) or "force".
+	OnFull string `json:"on_full,omitempty"`
+	// CreditTTL expires a server's credit not moved for this long (0 = never).
+	CreditTTL Duration `json:"credit_ttl,omitzero"`
+	// LongReserve slots stay free for short requests (bounded preemption).
+	LongReserve int `json:"long_reserve,omitempty"`
+	// LongMaxHolds bounds how long a long request waits for the reserve.
+	LongMaxHolds int `json:"long_max_holds,omitempty"`
+	// Capacity is the region's outstanding-request capacity (0 = unlimited);
+	// a full region is masked out of the feasible set (spill).
+	Capacity int64 `json:"capacity,omitempty"`
+}
+
+// Server is one server of a local pool.
+type Server struct {
+	// ID is the server id 0..1023 (register index, server_endpoint key).
+	ID int `json:"id"`
+	// Port is the switch egress port (9 bits).
+	Port int `json:"port"`
+	// MAC and IP are written into requests bound to the server; replies
+	// must come from IP.
+	MAC MAC  `json:"mac"`
+	IP  IPv4 `json:"ip"`
+}
+
+// Remote is a region reached through a gateway.
+type Remote struct {
+	Port     int   `json:"port"`
+	MAC      MAC   `json:"mac"`
+	IP       IPv4  `json:"ip"`
+	Capacity int64 `json:"capacity,omitempty"`
+}
+
+// Site is a client site.
+type Site struct {
+	// Name is unique; it names the site in reports.
+	Name string `json:"name"`
+	// ID is the site id 1..65535 written into requests (0 = unknown site).
+	ID int `json:"id"`
+	// Prefixes are the site's source IPv4 prefixes (client_site LPM).
+	Prefixes []Prefix `json:"prefixes"`
+	// Profile names a built-in latency profile (e.g. "mumbai").
+	Profile string `json:"profile,omitempty"`
+	// Latency gives or overrides per-region latency, keyed by region id.
+	Latency map[string]Latency `json:"latency,omitempty"`
+}
+
+// Latency is a site's measured latency to one region.
+type Latency struct {
+	// P95 is the P95 round-trip time in ms.
+	P95 float64 `json:"p95_ms"`
+	// Cold is the first-invocation (cold start) latency in ms; nil when
+	// not measured (policy C+ then applies the catalog's documented rule).
+	Cold *float64 `json:"cold_ms,omitempty"`
+}
+
+// SLAClass is a request class.
+type SLAClass struct {
+	Name string `json:"name"`
+	// MS is the SLA budget in milliseconds, 1..65535.
+	MS int `json:"ms"`
+	// Share is the class's fraction of traffic; shares sum to 1.
+	Share float64 `json:"share"`
+}
+
+// ExecClass is an execution-time class (exec_class_cost).
+type ExecClass struct {
+	// ID is the class id 0..255 carried in the request header.
+	ID int `json:"id"`
+	// Name is optional, for reports.
+	Name string `json:"name,omitempty"`
+	// CostUS is the expected service time in µs.
+	CostUS int64 `json:"cost_us"`
+	// Long marks the class as long work (bounded preemption applies).
+	Long bool `json:"long,omitempty"`
+}
+
+// Policy names.
+const (
+	PolicyA     = "A"     // nearest region
+	PolicyB     = "B"     // lowest carbon, ignoring the SLA
+	PolicyC     = "C"     // lowest carbon among regions with P95 ≤ SLA, else nearest
+	PolicyCPlus = "C+"    // as C with P95 + α·cold ≤ SLA
+	PolicyD     = "D"     // weighted carbon/latency score per site
+	PolicyCCap  = "C-cap" // C; full regions spill (capacities from next hops)
+)
+
+// Policy selects and parameterises region selection.
+type Policy struct {
+	// Name is A, B, C, C+, D or C-cap.
+	Name string `json:"name"`
+	// Alpha weighs the cold-start latency in C+ (default 0.8).
+	Alpha *float64 `json:"alpha,omitempty"`
+	// Weight is D's carbon weight w in w·C + (1−w)·L (default 0.5).
+	Weight *float64 `json:"weight,omitempty"`
+	// ColdMissing is what C+ does with a region whose profile has no cold
+	// latency: "exclude" (default: never feasible) or "warm" (no penalty).
+	ColdMissing string `json:"cold_missing,omitempty"`
+}
+
+// Default policy parameters.
+const (
+	DefaultAlpha  = 0.8
+	DefaultWeight = 0.5
+)
+
+// AlphaOrDefault returns Alpha, or DefaultAlpha when unset.
+func (p Policy) AlphaOrDefault() float64 {
+	if p.Alpha == nil {
+		return DefaultAlpha
+	}
+	return *p.Alpha
+}
+
+// WeightOrDefault returns Weight, or DefaultWeight when unset.
+func (p Policy) WeightOrDefault() float64 {
+	if p.Weight == nil {
+		return DefaultWeight
+	}
+	return *p.Weight
+}
+
+// Carbon source kinds.
+const (
+	SourceOffline            = "offline"             // built-in synthetic model, no files
+	SourceCSV                = "csv"                 // normalized CSV files: timestamp_utc,zone,gco2_per_kwh
+	SourceElectricityMapsCSV = "electricitymaps-csv" // Electricity Maps data-portal hourly CSVs
+	SourceElectricityMapsAPI = "electricitymaps-api" // Electricity Maps API v3
+	SourceWattTimeAPI        = "watttime-api"        // WattTime API v3
+)
+
+// Carbon selects the carbon-intensity source.
+type Carbon struct {
+	// Source is offline, csv, electricitymaps-csv, electricitymaps-api or
+	// watttime-api.
+	Source string `json:"source"`
+	// Seed makes the offline model's day-to-day noise reproducible.
+	Seed uint64 `json:"seed,omitempty"`
+	// Dir holds CSV traces (csv, electricitymaps-csv), relative to the
+	// config file's directory.
+	Dir string `json:"dir,omitempty"`
+	// Signal is "lca" (default) or "direct" for Electricity Maps data.
+	Signal string `json:"signal,omitempty"`
+	// Fill is what to do with missing hours in traces: "none" (default:
+	// an error), "previous" or "linear".
+	Fill string `json:"fill,omitempty"`
+	// URL overrides the API base URL (tests point it at a local server).
+	URL string `json:"url,omitempty"`
+	// TokenEnv names the environment variable holding the API token.
+	TokenEnv string `json:"token_env,omitempty"`
+	// TokenFile is a file holding the API token (relative to the config).
+	TokenFile string `json:"token_file,omitempty"`
+	// StalenessBound is how old the newest value may be before the safe
+	// policy applies (last known value, then latency-only). Default 3h.
+	StalenessBound Duration `json:"staleness_bound,omitzero"`
+}
+
+// DefaultStalenessBound applies when Carbon.StalenessBound is zero.
+const DefaultStalenessBound = 3 * time.Hour
+
+// Schedule modes.
+const (
+	ScheduleHourly = "hourly" // real time: recompute at each hour (+ jitter)
+	ScheduleReplay = "replay" // replay a trace from Replay.Start at Replay.Speed
+)
+
+// Schedule says when the controller recomputes the plan.
+type Schedule struct {
+	// Mode is hourly (default) or replay.
+	Mode string `json:"mode,omitempty"`
+	// Jitter delays each hourly recompute by a random amount up to Jitter,
+	// so a fleet of controllers does not hit the API at the same second.
+	Jitter Duration `json:"jitter,omitzero"`
+	// Replay configures replay mode.
+	Replay *Replay `json:"replay,omitempty"`
+}
+
+// Replay runs the schedule over a trace, faster than real time.
+type Replay struct {
+	// Start is the first replayed hour (RFC 3339, UTC).
+	Start time.Time `json:"start"`
+	// Speed is the replay speed factor (3600 = one hour per second).
+	Speed float64 `json:"speed"`
+	// Hours is how many hours to replay (0 = until stopped).
+	Hours int `json:"hours,omitempty"`
+}
+
+// Routes are plain forwarding entries.
+type Routes struct {
+	L3 []L3Route `json:"l3,omitempty"`
+	L2 []L2Route `json:"l2,omitempty"`
+}
+
+// L3Route forwards (or drops) IPv4 traffic to Prefix.
+type L3Route struct {
+	Prefix Prefix `json:"prefix"`
+	// Port is the egress port; ignored when Drop.
+	Port int  `json:"port,omitempty"`
+	Drop bool `json:"drop,omitempty"`
+}
+
+// L2Route forwards (or drops) non-IPv4 frames to MAC.
+type L2Route struct {
+	MAC  MAC  `json:"mac"`
+	Port int  `json:"port,omitempty"`
+	Drop bool `json:"drop,omitempty"`
+}

@@ -1,0 +1,288 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// base is a valid configuration; cases below break one thing at a time.
+const base = `targets:
+  - name: sw1
+    grpc_addr: 127.0.0.1:9559
+    device_id: 1
+    election_id: 1
+regions:
+  - id: ap-south-1
+    index: 0
+    next_hop:
+      local:
+        policy: jbsq
+        bound: 4
+        servers:
+          - {id: 0, port: 1, mac: "02:00:00:00:00:01", ip: 10.0.0.10}
+          - {id: 1, port: 1, mac: "02:00:00:00:00:02", ip: 10.0.0.11}
+          - {id: 2, port: 1, mac: "02:00:00:00:00:03", ip: 10.0.0.12}
+          - {id: 3, port: 1, mac: "02:00:00:00:00:04", ip: 10.0.0.13}
+  - id: eu-west-1
+    next_hop:
+      remote: {port: 2, mac: "02:00:00:00:01:01", ip: 10.1.0.1}
+sites:
+  - name: mumbai
+    id: 1
+    prefixes: [10.10.0.0/16]
+    profile: mumbai
+  - name: other
+    id: 2
+    prefixes: [10.20.0.0/16]
+    latency:
+      ap-south-1: {p95_ms: 100, cold_ms: 300}
+      eu-west-1: {p95_ms: 400}
+sla_classes:
+  - {name: a, ms: 300, share: 0.5}
+  - {name: b, ms: 800, share: 0.5}
+exec_classes:
+  - {id: 0, cost_us: 5}
+policy:
+  name: C
+carbon:
+  source: offline
+routes:
+  l3:
+    - {prefix: 0.0.0.0/0, drop: true}
+`
+
+func TestParseBase(t *testing.T) {
+	c, err := Parse([]byte(base), "base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Pool(); got != regions.SetOf(0, 3) {
+		t.Errorf("pool %v", got)
+	}
+	sites, err := c.RoutingSites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := sites[0].P95(3); l != 979 {
+		t.Errorf("mumbai → eu-west-1 P95 %v, want the built-in 979", l)
+	}
+	if _, ok := sites[1].Cold(3); ok {
+		t.Errorf("other → eu-west-1 has a cold latency, want none")
+	}
+	if l, _ := sites[1].Cold(0); l != 300 {
+		t.Errorf("other → ap-south-1 cold %v", l)
+	}
+	if p, _ := c.RoutingPolicy(); p != regions.PolicyC {
+		t.Errorf("policy %v", p)
+	}
+	if o := c.Options(); o.Alpha != DefaultAlpha || o.W != DefaultWeight || o.ColdMissing != regions.ColdMissingExclude {
+		t.Errorf("options %+v", o)
+	}
+}
+
+// edit replaces old (which must occur once in base) with new.
+func edit(t *testing.T, old, new string) string {
+	t.Helper()
+	if strings.Count(base, old) != 1 {
+		t.Fatalf("%q occurs %d times in base", old, strings.Count(base, old))
+	}
+	return strings.Replace(base, old, new, 1)
+}
+
+func lineOf(t *testing.T, doc, needle string) int {
+	t.Helper()
+	i := strings.Index(doc, needle)
+	if i < 0 {
+		t.Fatalf("%q not in document", needle)
+	}
+	return strings.Count(doc[:i], "\n") + 1
+}
+
+func TestParseRejects(t *testing.T) {
+	cases := []struct {
+		name     string
+		old, new string
+		at       string // text on the line the problem must point at
+		want     string // substring of the message
+	}{
+		{"unknown region", "  - id: eu-west-1\n", "  - id: eu-west-9\n", "id: eu-west-9", "regions[1].id: unknown region \"eu-west-9\""},
+		{"duplicate region", "  - id: eu-west-1\n", "  - id: ap-south-1\n", "  - id: ap-south-1\n    next_hop", "duplicate region \"ap-south-1\""},
+		{"wrong index", "    index: 0\n", "    index: 5\n", "index: 5", "regions[0].index: ap-south-1 has catalog index 0, not 5"},
+		{"index out of range", "    index: 0\n", "    index: 32\n", "index: 32", "out of range 0..31"},
+		{"no next hop", "    next_hop:\n      remote: {port: 2, mac: \"02:00:00:00:01:01\", ip: 10.1.0.1}\n", "    next_hop: {}\n", "next_hop: {}", "want exactly one of local or remote"},
+		{"pool not power of two", "          - {id: 3, port: 1, mac: \"02:00:00:00:00:04\", ip: 10.0.0.13}\n", "", "servers:", "pool of 3 servers: the size must be a power of two"},
+		{"pool not contiguous", "{id: 3, port: 1,", "{id: 5, port: 1,", "servers:", "server ids must be contiguous: 0,1,2,5 (missing 3)"},
+		{"pool misaligned", "{id: 0, port: 1,", "{id: 4, port: 1,", "servers:", "pool of 4 servers starts at id 1: with 4 or more servers the first id must be a multiple of 4"},
+		{"server id too large", "{id: 0, port: 1,", "{id: 1024, port: 1,", "{id: 1024", "servers[0].id: server id 1024 out of range 0..1023"},
+		{"duplicate server", "{id: 3, port: 1,", "{id: 2, port: 1,", "{id: 2, port: 1, mac: \"02:00:00:00:00:04\"", "duplicate server id 2"},
+		{"port too large", "remote: {port: 2,", "remote: {port: 512,", "remote: {port: 512", "next_hop.remote.port: port 512 out of range 0..511"},
+		{"bad dispatch policy", "        policy: jbsq\n", "        policy: jsq\n", "policy: jsq", "unknown dispatch policy \"jsq\""},
+		{"bound too large", "        bound: 4\n", "        bound: 70000\n", "bound: 70000", "bound: 70000 out of range 0..65535"},
+		{"bad MAC", "mac: \"02:00:00:00:00:01\"", "mac: \"02:00:00:00:01\"", "02:00:00:00:01\"", "bad MAC address"},
+		{"bad IP", "ip: 10.0.0.10}", "ip: 10.0.0.300}", "10.0.0.300", "bad IPv4 address \"10.0.0.300\""},
+		{"missing IP", ", ip: 10.1.0.1}", "}", "remote: {port: 2", "remote.ip: required"},
+		{"duplicate site id", "    id: 2\n", "    id: 1\n", "    id: 1\n    prefixes: [10.20", "duplicate site id 1 (also sites[0], mumbai)"},
+		{"site id zero", "    id: 2\n", "    id: 0\n", "    id: 0\n", "site id 0 out of range 1..65535"},
+		{"duplicate prefix", "[10.20.0.0/16]", "[10.10.0.0/16]", "[10.10.0.0/16]\n    latency", "duplicate prefix 10.10.0.0/16 (also sites[0].prefixes[0])"},
+		{"host bits", "[10.20.0.0/16]", "[10.20.1.0/16]", "10.20.1.0/16", "host bits set (did you mean 10.20.0.0/16?)"},
+		{"missing latency", "      eu-west-1: {p95_ms: 400}\n", "", "    latency:", "no latency for region eu-west-1"},
+		{"unknown profile", "    profile: mumbai\n", "    profile: paris\n", "profile: paris", "unknown latency profile \"paris\""},
+		{"latency unknown region", "      eu-west-1: {p95_ms: 400}\n", "      eu-west-1: {p95_ms: 400}\n      mars-1: {p95_ms: 9}\n", "mars-1", "latency for unknown region \"mars-1\""},
+		{"negative latency", "{p95_ms: 400}", "{p95_ms: -4}", "p95_ms: -4", "P95 latency -4 ms out of range"},
+		{"shares", "share: 0.5}\nexec", "share: 0.4}\nexec", "sla_classes:", "shares sum to 0.9, want 1"},
+		{"sla too large", "ms: 800", "ms: 70000", "ms: 70000", "SLA 70000 ms out of range 1..65535"},
+		{"exec class id", "{id: 0, cost_us: 5}", "{id: 256, cost_us: 5}", "id: 256, cost_us", "exec class id 256 out of range 0..255"},
+		{"unknown policy", "  name: C\n", "  name: E\n", "name: E", "unknown policy \"E\""},
+		{"C+warm", "  name: C\n", "  name: C+warm\n", "name: C+warm", "C+warm is stateful"},
+		{"weight", "  name: C\n", "  name: D\n  weight: 1.5\n", "weight: 1.5", "weight 1.5 out of range [0, 1]"},
+		{"unknown carbon source", "source: offline", "source: wind", "source: wind", "unknown carbon source \"wind\""},
+		{"csv needs dir", "source: offline", "source: csv", "carbon:", "carbon.dir: required for source csv"},
+		{"api needs token", "source: offline", "source: watttime-api", "carbon:", "needs token_env or token_file"},
+		{"bad grpc addr", "grpc_addr: 127.0.0.1:9559", "grpc_addr: localhost", "grpc_addr: localhost", "want host:port"},
+		{"election id zero", "election_id: 1", "election_id: 0", "election_id: 0", "must be ≥ 1"},
+		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: device_id, election_id, grpc_addr, name, tls)"},
+		{"wrong type", "    device_id: 1\n", "    device_id: one\n", "device_id: one", "want a non-negative integer, got \"one\""},
+		{"yaml 1.1 boolean", "  - name: other\n", "  - name: no\n", "name: no", "unquoted \"no\" reads as a boolean"},
+		{"hex integer", "    id: 2\n", "    id: 0x2\n", "id: 0x2", "want a decimal integer"},
+		{"list expected", "    prefixes: [10.20.0.0/16]\n", "    prefixes: 10.20.0.0/16\n", "prefixes: 10.20.0.0/16", "want a list"},
+		{"duration", "source: offline", "source: offline\n  staleness_bound: 3 hours", "3 hours", "bad duration \"3 hours\""},
+		{"replay needs start", "source: offline\n", "source: offline\nschedule:\n  mode: replay\n", "schedule:", "schedule.replay: required for mode replay"},
+		{"duplicate route", "    - {prefix: 0.0.0.0/0, drop: true}\n", "    - {prefix: 0.0.0.0/0, drop: true}\n    - {prefix: 0.0.0.0/0, port: 3}\n", "port: 3", "duplicate prefix 0.0.0.0/0 (also routes.l3[0])"},
+		{"syntax", "  name: C\n", "  name: [C\n", "name: [C", "invalid YAML"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc := edit(t, c.old, c.new)
+			_, err := Parse([]byte(doc), "cfg.yaml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("error %T %v, want *ValidationError", err, err)
+			}
+			wantLine := lineOf(t, doc, c.at)
+			prefix := fmt.Sprintf("cfg.yaml:%d: ", wantLine)
+			for _, p := range ve.Problems {
+				if strings.Contains(p.Error(), c.want) {
+					if !strings.HasPrefix(p.Error(), prefix) && !(c.name == "syntax" && p.Line >= wantLine-1 && p.Line <= wantLine+1) {
+						t.Errorf("%q does not start with %q", p.Error(), prefix)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem mentions %q; got:\n%v", c.want, err)
+		})
+	}
+}
+
+func TestEveryProblemReported(t *testing.T) {
+	doc := edit(t, "    index: 0\n", "    index: 9\n")
+	doc = strings.Replace(doc, "share: 0.5}\nexec", "share: 0.1}\nexec", 1)
+	doc = strings.Replace(doc, "source: offline", "source: wind", 1)
+	_, err := Parse([]byte(doc), "x.yaml")
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 3 {
+		t.Fatalf("want 3 problems, got %v", err)
+	}
+	for i := 1; i < len(ve.Problems); i++ {
+		if ve.Problems[i].Line < ve.Problems[i-1].Line {
+			t.Errorf("problems not in file order: %v", err)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	// 33 regions: more than the 32-bit bitmap holds (and the catalog has 12).
+	var b strings.Builder
+	b.WriteString("regions:\n")
+	for i := 0; i < 33; i++ {
+		fmt.Fprintf(&b, "  - {id: ap-south-1, next_hop: {remote: {port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.%d}}}\n", i)
+	}
+	b.WriteString("sites:\n  - {name: s, id: 1, prefixes: [10.0.0.0/8], profile: mumbai}\npolicy: {name: C}\ncarbon: {source: offline}\n")
+	_, err := Parse([]byte(b.String()), "big.yaml")
+	if err == nil || !strings.Contains(err.Error(), "big.yaml:1: regions: 33 regions, the data plane holds at most 32") {
+		t.Errorf("got %v", err)
+	}
+
+	// D on many sites needs more carbon_rank entries than the table holds.
+	b.Reset()
+	b.WriteString("regions:\n")
+	for _, r := range regions.Catalog() {
+		fmt.Fprintf(&b, "  - {id: %s, next_hop: {remote: {port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.1}}}\n", r.ID)
+	}
+	b.WriteString("sites:\n")
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&b, "  - {name: s%d, id: %d, prefixes: [10.%d.%d.0/24], profile: mumbai}\n", i, i, i/256, i%256)
+	}
+	b.WriteString("policy: {name: D}\ncarbon: {source: offline}\n")
+	_, err = Parse([]byte(b.String()), "d.yaml")
+	if err == nil || !strings.Contains(err.Error(), "policy D ranks per site: 200 sites × 12 regions × 2 generations = 4800 carbon_rank entries") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestDefaultsAndValues(t *testing.T) {
+	doc := edit(t, "  name: C\n", "  name: c+\n  alpha: 0.5\n  cold_missing: warm\n")
+	doc = strings.Replace(doc, "bound: 4\n", "bound: 4\n        credit_ttl: 250us\n        on_full: force\n", 1)
+	c, err := Parse([]byte(doc), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.RoutingPolicy(); err != nil || p != regions.PolicyCPlus {
+		t.Errorf("policy %v %v", p, err)
+	}
+	if o := c.Options(); o.Alpha != 0.5 || o.ColdMissing != regions.ColdMissingWarm {
+		t.Errorf("options %+v", o)
+	}
+	pool := c.Regions[0].NextHop.Local
+	if pool.CreditTTL.Duration != 250*time.Microsecond || pool.OnFull != "force" {
+		t.Errorf("pool %+v", pool)
+	}
+	if got := pool.Servers[1].MAC.String(); got != "02:00:00:00:00:02" {
+		t.Errorf("mac %s", got)
+	}
+	if got := pool.Servers[1].IP.Uint32(); got != 10<<24|11 {
+		t.Errorf("ip %#x", got)
+	}
+}
+
+func TestLoadChecksFiles(t *testing.T) {
+	dir := t.TempDir()
+	doc := edit(t, "source: offline", "source: csv\n  dir: traces")
+	path := dir + "/c.yaml"
+	if err := writeFile(path, doc); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	want := fmt.Sprintf("%s:%d: carbon.dir: ", path, lineOf(t, doc, "dir: traces"))
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want prefix %q", err, want)
+	}
+}
+
+// TestAliasBomb: a few anchors can describe an exponentially large document;
+// the parser must refuse it quickly instead of expanding it.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("regions: &a0 [{id: ap-south-1}, {id: ap-south-1}]\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "x%d: &a%d [*a%d, *a%d]\n", i, i, i-1, i-1)
+	}
+	b.WriteString("sla_classes: *a39\n")
+	done := make(chan error, 1)
+	go func() { _, err := Parse([]byte(b.String()), "bomb.yaml"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("accepted")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("parser still expanding aliases after 10 s")
+	}
+}
