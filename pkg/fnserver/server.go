@@ -262,11 +262,15 @@ func (s *Server) readLoop() error {
 		if h.Server != s.cfg.ServerID {
 			s.misrouted.Add(1)
 		}
-		if s.waiting.Load() >= int64(s.cfg.MaxQueue) {
-			s.dropped.Add(1)
-			s.cfg.Metrics.dropped()
-			s.logf("dropped", slog.Uint64("request_id", uint64(h.RequestID)), slog.String("reason", "queue full"))
-			continue
+		if s.sem != nil {
+			// waiting counts accepted requests that hold no worker yet.
+			if s.waiting.Load() >= int64(s.cfg.MaxQueue) {
+				s.dropped.Add(1)
+				s.cfg.Metrics.dropped()
+				s.logf("dropped", slog.Uint64("request_id", uint64(h.RequestID)), slog.String("reason", "queue full"))
+				continue
+			}
+			s.waiting.Add(1)
 		}
 		body := append([]byte(nil), layer.Payload...)
 		s.wg.Add(1)
@@ -301,7 +305,6 @@ func (s *Server) handle(h wire.Header, body []byte, from netip.AddrPort, at time
 	exec := s.draw(h.ExecClass)
 	var queued time.Duration
 	if s.sem != nil {
-		s.waiting.Add(1)
 		s.sem <- struct{}{}
 		s.waiting.Add(-1)
 		queued = time.Since(at)

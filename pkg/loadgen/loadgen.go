@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,8 +103,8 @@ func (c *Config) Defaults() {
 
 // Validate refuses absurd or inconsistent settings.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	var errs []string
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
 	if !c.Target.IsValid() || c.Target.Port() == 0 {
 		bad("target %v: want host:port", c.Target)
 	}
@@ -129,13 +130,13 @@ func (c *Config) Validate() error {
 		bad("payload %d bytes: want 0..%d", c.Payload, MaxPayload)
 	}
 	if err := c.SLAMix.Validate(); err != nil {
-		bad("SLA %w", err)
+		bad("SLA %v", err)
 	}
 	if err := c.ExecMix.Validate(); err != nil {
-		bad("exec-class %w", err)
+		bad("exec-class %v", err)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("loadgen: %w", errors.Join(errs...))
+		return fmt.Errorf("loadgen: %s", strings.Join(errs, "; "))
 	}
 	return nil
 }

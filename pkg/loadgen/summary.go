@@ -99,7 +99,7 @@ type Summary struct {
 
 	// Routing shares over answered requests (replies and nacks).
 	Regions []Count        `json:"regions"`
-	Servers []Count        `json:"servers"` // replies only
+	Servers []Count        `json:"servers"` // share of replies
 	Sites   []Count        `json:"sites"`
 	Flags   map[string]int `json:"flags"` // requests with each decision flag
 }
@@ -175,7 +175,7 @@ func Summarize(records []Record, elapsed time.Duration, slaScale float64) *Summa
 	}
 	slices.SortFunc(s.Classes, func(a, b ClassSummary) int { return cmp.Compare(a.SLAms, b.SLAms) })
 	s.Regions = counts(regionsN, answered, func(k int) string { return RegionName(uint8(k)) })
-	s.Servers = counts(serversN, answered, nil)
+	s.Servers = counts(serversN, s.Replied, nil)
 	s.Sites = counts(sitesN, answered, nil)
 	return s
 }
@@ -217,8 +217,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.SLAScale != 1 {
 		scale = fmt.Sprintf(" (budgets = SLA × %g)", s.SLAScale)
 	}
-	fmt.Fprintf(w, "sent %d in %.2fs (%.1f req/s, offered %.1f, arrival CV %g); replied %d (%.1f/s), nacked %d, timed out %d, send errors %d, unmatched %d, malformed %d\n",
-		s.Sent, s.ElapsedS, s.SendRate, s.OfferedRate, s.CV, s.Replied, s.ReplyRate, s.Nacked, s.TimedOut, s.SendErrors, s.Unmatched, s.Malformed)
+	offered := ""
+	if s.OfferedRate > 0 {
+		offered = fmt.Sprintf(", offered %.1f, arrival CV %g", s.OfferedRate, s.CV)
+	}
+	fmt.Fprintf(w, "sent %d in %.2fs (%.1f req/s%s); replied %d (%.1f/s), nacked %d, timed out %d, send errors %d, unmatched %d, malformed %d\n",
+		s.Sent, s.ElapsedS, s.SendRate, offered, s.Replied, s.ReplyRate, s.Nacked, s.TimedOut, s.SendErrors, s.Unmatched, s.Malformed)
 	fmt.Fprintf(w, "SLA met %d of %d (%.2f %%)%s; late %d\n\n", s.SLAMet, s.Sent, s.SLAMetPct, scale, s.SLALate)
 	rows := [][]string{{"all", "-", strconv.Itoa(s.Sent), strconv.Itoa(s.SLAMet), f(s.SLAMetPct), f(s.RTT.P50), f(s.RTT.P95), f(s.RTT.P99), f(s.RTT.P999), f(s.RTT.Max)}}
 	for _, c := range s.Classes {

@@ -16,9 +16,11 @@
 // talks to, the fabric keeps one loopback socket; the application sees that
 // socket as the remote endpoint. A client application therefore sends its
 // requests to ServiceAddr (the socket standing for the service VIP on port
-// 9800) and receives replies and nacks from it; a server application sees
-// each client as a distinct loopback address and replies to it as it would
-// on a real network.
+// 9800), receives nacks from it and replies from the socket standing for the
+// server that answered (the switch rewrote only the request's destination,
+// so on a real network too the reply comes from the server's address); a
+// server application sees each client as a distinct loopback address and
+// replies to it as it would on a real network.
 package fabric
 
 import (
@@ -133,11 +135,21 @@ func New(sw *dataplane.Switch, cfg Config) (*Fabric, error) {
 // ServiceAddr returns the loopback address the application of client host
 // name sends requests to (standing for Service:9800), creating its socket.
 func (f *Fabric) ServiceAddr(name string) (netip.AddrPort, error) {
+	return f.Endpoint(name, netip.AddrPortFrom(f.cfg.Service, wire.UDPPort))
+}
+
+// Endpoint returns the loopback address that stands for remote endpoint r
+// (an IPv4 address and UDP port on the emulated network) to the
+// application of host name: datagrams sent there leave host name toward r.
+func (f *Fabric) Endpoint(name string, r netip.AddrPort) (netip.AddrPort, error) {
 	h, ok := f.byName[name]
 	if !ok {
 		return netip.AddrPort{}, fmt.Errorf("fabric: no host %q", name)
 	}
-	c, err := f.conn(h, netip.AddrPortFrom(f.cfg.Service, wire.UDPPort))
+	if !r.Addr().Is4() {
+		return netip.AddrPort{}, fmt.Errorf("fabric: remote %v: want IPv4", r)
+	}
+	c, err := f.conn(h, r)
 	if err != nil {
 		return netip.AddrPort{}, err
 	}
