@@ -207,4 +207,3 @@ func (o *serveOptions) Run(ctx context.Context, s *streams) error {
 	}
 	return nil
 }
-
