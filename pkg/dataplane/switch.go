@@ -227,8 +227,14 @@ func (s *Switch) Inject(inPort uint32, frame []byte) Output {
 		return out
 	}
 	s.outMu.RLock()
-	defer s.outMu.RUnlock()
+	fns := make([]func(Egress), 0, len(s.outs))
 	for _, fn := range s.outs {
+		fns = append(fns, fn)
+	}
+	s.outMu.RUnlock()
+	// Listeners run without the lock: they may inject (a host answering) or
+	// register other listeners.
+	for _, fn := range fns {
 		fn(Egress{Port: res.Port, Frame: append([]byte(nil), buf...), Nack: res.Verdict == program.Nacked})
 	}
 	return out

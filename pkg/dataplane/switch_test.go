@@ -321,3 +321,70 @@ func TestP4cP4Info(t *testing.T) {
 		}
 	}
 }
+
+// The packet path allocates nothing, for requests (bound, held, nacked),
+// replies and plain traffic alike.
+func TestProcessDoesNotAllocate(t *testing.T) {
+	sw, err := New(Options{Clock: func() uint64 { return 7 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pc.Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJBSQ, Bound: 1, MaxHolds: 2, OnFull: pipeline.OnFullForce, CreditTTLus: 5}
+	install(t, sw, []pc.Entry{pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
+		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 2), p.Entry(0), pc.ExecCost(0, 3, false),
+		pc.Endpoint(0, pc.Server(0)), pc.Endpoint(1, pc.Server(1)), pc.Endpoint(2, pc.Server(2)), pc.Endpoint(3, pc.Server(3))})
+	req := pc.Request(pc.Client(1), 1, 500, 0)
+	frames := [][]byte{pc.Bytes(req)}
+	req.Header.Server, req.Header.Site = 1, 1
+	frames = append(frames, pc.Bytes(pc.Reply(req, pc.Server(1), 1)), pc.Bytes(pc.Request(pc.Client(3), 2, 500, 0)))
+	buf := make([]byte, 128)
+	allocs := testing.AllocsPerRun(200, func() {
+		for _, f := range frames {
+			b := buf[:len(f)]
+			copy(b, f)
+			sw.Process(b, 1)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per packet batch", allocs)
+	}
+	if n := event(t, sw, pipeline.EventHold); n == 0 {
+		t.Fatal("the held path was not exercised")
+	}
+}
+
+// A host attached through OnEgress may answer synchronously from its
+// listener: here server 0 replies to every request it receives.
+func TestEgressListenerCanInject(t *testing.T) {
+	sw, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pc.Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 1}
+	install(t, sw, []pc.Entry{pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
+		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), p.Entry(0), pc.Endpoint(0, pc.Server(0))})
+	var toClient int
+	sw.OnEgress(func(e Egress) {
+		switch e.Port {
+		case pc.Server(0).Port:
+			f, ok, err := wire.ParseFrame(e.Frame)
+			if err != nil || !ok {
+				t.Errorf("server got %v %v", ok, err)
+				return
+			}
+			req := f
+			req.SrcMAC, req.SrcIP = pc.Client(1).HW(), pc.Client(1).Addr() // the request's origin
+			sw.Inject(e.Port, pc.Bytes(pc.Reply(req, pc.Server(0), f.Header.Server)))
+		case 1:
+			toClient++
+		}
+	})
+	for i := 0; i < 5; i++ { // bound 1: each request needs the previous reply's release
+		if out := sw.Inject(1, pc.Bytes(pc.Request(pc.Client(1), uint32(i), 500, 0))); out.Verdict != program.Forwarded {
+			t.Fatalf("request %d: %+v", i, out.Result)
+		}
+	}
+	if toClient != 5 || event(t, sw, pipeline.EventReplyReleased) != 5 {
+		t.Fatalf("%d replies reached the client, %d released", toClient, event(t, sw, pipeline.EventReplyReleased))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -240,6 +241,10 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	dial := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.maxMsg), grpc.MaxCallSendMsgSize(o.maxMsg)),
 		grpc.WithMaxHeaderListSize(o.maxHeaderList),
+		// Reconnect the transport on the same schedule as the stream (gRPC's
+		// default backs off to 120 s, too slow to regain a switch).
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second, Backoff: backoff.Config{
+			BaseDelay: o.backoff.Initial, Multiplier: o.backoff.Multiplier, Jitter: 0.2, MaxDelay: o.backoff.Max}}),
 	}
 	if o.tls != nil {
 		creds, err := o.tls.credentials()
@@ -304,13 +309,21 @@ func newClient(conn *grpc.ClientConn, o options) (*Client, error) {
 	return c, nil
 }
 
+// isLoopback reports whether a gRPC target names this host: a unix socket,
+// "localhost" or a loopback IP, with or without a passthrough:/// or
+// dns:/// scheme.
 func isLoopback(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	for _, scheme := range []string{"passthrough:///", "dns:///"} {
+		addr = strings.TrimPrefix(addr, scheme)
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
 	}
-	host = strings.TrimPrefix(host, "unix:")
-	if host == "localhost" || strings.HasPrefix(addr, "unix:") || strings.HasPrefix(addr, "passthrough:") {
+	if host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))

@@ -2,6 +2,7 @@ package p4rt
 
 import (
 	"fmt"
+	"math/big"
 	"net"
 	"strconv"
 	"strings"
@@ -209,4 +210,4 @@ func formatValue(name string, width int, b []byte) string {
 	return formatHex(b)
 }
 
-func formatHex(b []byte) string { return fmt.Sprintf("0x%x", Canonical(b)) }
+func formatHex(b []byte) string { return "0x" + new(big.Int).SetBytes(b).Text(16) }

@@ -118,11 +118,16 @@ type WriteError struct {
 	NotAttempted int            // updates in later batches that were not sent
 	Status       *status.Status // the RPC status of the (first) failed batch
 	Device       uint64
+	ElectionID   ElectionID // the election id the requests carried
+	Role         string
 }
 
 func (e *WriteError) Error() string {
 	if len(e.Failed) == 0 {
 		s := fmt.Sprintf("write to device %d failed at batch %d: %s: %s", e.Device, e.Batch, codeName(e.Status.Code()), e.Status.Message())
+		if e.Status.Code() == codes.PermissionDenied {
+			s += fmt.Sprintf(" (this client, election id %s role %q, is not primary: arbitrate with an election id above the switch's highest)", e.ElectionID, e.Role)
+		}
 		if e.NotAttempted > 0 {
 			s += fmt.Sprintf(" (%d updates not applied)", e.NotAttempted)
 		}

@@ -209,20 +209,28 @@ func (c *Client) PlanReconcile(ctx context.Context, desired []*p4v1.TableEntry, 
 			owned[id] = true
 		}
 	}
-	var req []*p4v1.Entity
-	for _, t := range idx.P4Info().GetTables() {
-		if id := t.GetPreamble().GetId(); owned[id] && len(t.GetMatchFields()) > 0 {
-			req = append(req, TableEntity(&p4v1.TableEntry{TableId: id}))
-		}
+	// Read the owned tables and every table a desired entry is in.
+	read := map[uint32]bool{}
+	for id := range owned {
+		read[id] = true
 	}
 	defaults := map[uint32]bool{}
+	var req []*p4v1.Entity
 	for _, e := range desired {
 		if _, ok := idx.TableByID(e.GetTableId()); !ok {
 			return Plan{}, fmt.Errorf("desired entry for table id 0x%08x: not in the switch's P4Info", e.GetTableId())
 		}
+		if !e.GetIsDefaultAction() {
+			read[e.GetTableId()] = true
+		}
 		if e.GetIsDefaultAction() && !defaults[e.GetTableId()] {
 			defaults[e.GetTableId()] = true
 			req = append(req, TableEntity(&p4v1.TableEntry{TableId: e.GetTableId(), IsDefaultAction: true}))
+		}
+	}
+	for _, t := range idx.P4Info().GetTables() {
+		if id := t.GetPreamble().GetId(); read[id] && len(t.GetMatchFields()) > 0 {
+			req = append(req, TableEntity(&p4v1.TableEntry{TableId: id}))
 		}
 	}
 	var current []*p4v1.TableEntry

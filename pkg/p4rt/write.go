@@ -74,7 +74,7 @@ func (c *Client) Write(ctx context.Context, updates []*p4v1.Update, opts ...Writ
 		st, _ := status.FromError(err)
 		failed, perUpdate := c.decodeDetails(st, req.Updates, offset)
 		if werr == nil {
-			werr = &WriteError{Batch: b, Total: len(updates), Status: st, Device: c.opts.deviceID}
+			werr = &WriteError{Batch: b, Total: len(updates), Status: st, Device: c.opts.deviceID, ElectionID: c.ElectionID(), Role: c.opts.role}
 		}
 		if !perUpdate {
 			if len(werr.Failed) == 0 {

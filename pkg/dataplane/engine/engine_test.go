@@ -18,6 +18,8 @@ const (
 	tKeyless = 0x02000004
 	tConst   = 0x02000005 // const default action
 	tSmall   = 0x02000006 // size 2, direct counter
+	tWide    = 0x02000007 // key: mac exact 48, ip exact 32, port exact 9: 89 bits
+	tHuge    = 0x02000008 // key: 3 x exact 48 + lpm 48: beyond 128 bits, scanned
 
 	aNo    = 0x01000001
 	aSet   = 0x01000002 // set(v:16, w:48)
@@ -76,6 +78,12 @@ func testInfo() *p4configv1.P4Info {
 				ConstDefaultActionId: aDrop, InitialDefaultAction: &p4configv1.TableActionCall{ActionId: aDrop}},
 			{Preamble: pre(tSmall, "C.small"), Size: 2, ActionRefs: refs(aSet, aNo), DirectResourceIds: []uint32{dSmall},
 				MatchFields: []*p4configv1.MatchField{mf(1, "a", 16, p4configv1.MatchField_EXACT)}},
+			{Preamble: pre(tWide, "C.wide"), Size: 10000, ActionRefs: refs(aSet, aNo),
+				MatchFields: []*p4configv1.MatchField{mf(1, "mac", 48, p4configv1.MatchField_EXACT), mf(2, "ip", 32, p4configv1.MatchField_EXACT),
+					mf(3, "port", 9, p4configv1.MatchField_EXACT)}},
+			{Preamble: pre(tHuge, "C.huge"), Size: 10000, ActionRefs: refs(aSet, aNo),
+				MatchFields: []*p4configv1.MatchField{mf(1, "a", 48, p4configv1.MatchField_EXACT), mf(2, "b", 48, p4configv1.MatchField_EXACT),
+					mf(3, "c", 48, p4configv1.MatchField_EXACT), mf(4, "d", 48, p4configv1.MatchField_LPM)}},
 		},
 		Counters: []*p4configv1.Counter{{Preamble: pre(cEvents, "C.events"), Spec: &p4configv1.CounterSpec{Unit: p4configv1.CounterSpec_BOTH}, Size: 4}},
 		DirectCounters: []*p4configv1.DirectCounter{{Preamble: pre(dSmall, "C.small_hits"),
@@ -538,7 +546,7 @@ func TestWildcardReads(t *testing.T) {
 		t.Fatalf("read by key: %v", one)
 	}
 	defaults := readAll(t, e, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{IsDefaultAction: true}}})
-	if len(defaults) != 6 {
+	if len(defaults) != 8 {
 		t.Fatalf("default entries of all tables: %d", len(defaults))
 	}
 	// Read-write symmetry: what was read can be deleted verbatim.

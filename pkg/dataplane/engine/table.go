@@ -45,11 +45,58 @@ type Entry struct {
 	seq  uint64 // insertion order (ties between equal priorities)
 	k2   key2   // hash key of the fast path
 	rank int64  // order inside a scan group (higher first)
-	scan []fieldMatch
+	scan []scanMatch
 }
 
 // key2 is a fast-path hash key: up to 128 bits of packed fields.
 type key2 struct{ hi, lo uint64 }
+
+// hmap is a hash map keyed by packed fields: a map[uint64] (Go's fast path)
+// when the fields fit in 64 bits, else a map[key2].
+type hmap[V any] struct {
+	narrow bool
+	m64    map[uint64]V
+	m128   map[key2]V
+}
+
+func newHmap[V any](bits int) hmap[V] {
+	if bits <= 64 {
+		return hmap[V]{narrow: true, m64: map[uint64]V{}}
+	}
+	return hmap[V]{m128: map[key2]V{}}
+}
+
+func (h *hmap[V]) get(k key2) (V, bool) {
+	if h.narrow {
+		v, ok := h.m64[k.lo]
+		return v, ok
+	}
+	v, ok := h.m128[k]
+	return v, ok
+}
+
+func (h *hmap[V]) put(k key2, v V) {
+	if h.narrow {
+		h.m64[k.lo] = v
+	} else {
+		h.m128[k] = v
+	}
+}
+
+func (h *hmap[V]) del(k key2) {
+	if h.narrow {
+		delete(h.m64, k.lo)
+	} else {
+		delete(h.m128, k)
+	}
+}
+
+func (h *hmap[V]) len() int {
+	if h.narrow {
+		return len(h.m64)
+	}
+	return len(h.m128)
+}
 
 func (k *key2) push(v uint64, w int) {
 	if w >= 64 {
@@ -97,14 +144,32 @@ type Table struct {
 	hashFields []int
 	lpmField   int
 	scanFields []int
-	exact      map[key2]*Entry
+	exact      hmap[*Entry]
 	lpmLens    []int // present prefix lengths, longest first
 	lpmCount   [MaxWidth + 1]int
-	lpmMaps    [MaxWidth + 1]map[key2]*Entry
-	groups     map[key2]*group
+	lpmMaps    [MaxWidth + 1]hmap[*Entry]
+	lpmFilter  [MaxWidth + 1][]uint32 // per length: entries per value of the prefix's first filterBits bits
+	lpmBits    int
+	groups     hmap[*group]
 }
 
-type group struct{ entries []*Entry }
+// group is the entries of a scan table sharing their exact fields, in
+// lookup order, with their non-exact fields copied into one flat array so
+// that a scan walks contiguous memory.
+type group struct {
+	entries []*Entry
+	flat    []scanMatch // len(entries) * len(scanFields)
+}
+
+// scanMatch is a fieldMatch reduced to what the lookup tests.
+type scanMatch struct{ value, mask, lo, hi uint64 }
+
+func (g *group) rebuild() {
+	g.flat = g.flat[:0]
+	for _, e := range g.entries {
+		g.flat = append(g.flat, e.scan...)
+	}
+}
 
 // layout chooses the fast-path structure from the key's match kinds.
 func (t *Table) layout() {
@@ -126,15 +191,18 @@ func (t *Table) layout() {
 	case !t.needPriority && lpms == 0 && hashBits <= 128:
 		t.mode = modeExact
 		t.hashFields = exact
-		t.exact = map[key2]*Entry{}
+		t.exact = newHmap[*Entry](hashBits)
 	case !t.needPriority && lpms == 1 && hashBits+t.fields[t.lpmField].width <= 128:
 		t.mode = modeLPM
 		t.hashFields = exact
+		t.lpmBits = hashBits + t.fields[t.lpmField].width
 	default:
 		t.mode = modeScan
-		t.groups = map[key2]*group{}
 		if hashBits <= 128 {
 			t.hashFields = exact
+			t.groups = newHmap[*group](hashBits)
+		} else {
+			t.groups = newHmap[*group](0)
 		}
 		in := map[int]bool{}
 		for _, f := range t.hashFields {
@@ -168,31 +236,39 @@ func (t *Table) Lookup(key []uint64) *Entry {
 	}
 	switch t.mode {
 	case modeExact:
-		if len(t.exact) == 0 {
+		if t.exact.len() == 0 {
 			return nil
 		}
-		return t.exact[t.hashKey(key)]
+		e, _ := t.exact.get(t.hashKey(key))
+		return e
 	case modeLPM:
 		base := t.hashKey(key)
 		w := t.fields[t.lpmField].width
 		v := key[t.lpmField]
 		for _, l := range t.lpmLens {
+			if t.lpmFilter[l][filterIndex(v, w, l)] == 0 {
+				continue
+			}
 			k := base
 			k.push(v&prefixMask(w, l), w)
-			if e, ok := t.lpmMaps[l][k]; ok {
+			if e, ok := t.lpmMaps[l].get(k); ok {
 				return e
 			}
 		}
 		return nil
 	default:
-		g := t.groups[t.hashKey(key)]
+		g, _ := t.groups.get(t.hashKey(key))
 		if g == nil {
 			return nil
 		}
+		nf := len(t.scanFields)
+		flat := g.flat
 	next:
-		for _, e := range g.entries {
-			for i, f := range t.scanFields {
-				if !e.scan[i].matches(key[f]) {
+		for i, e := range g.entries {
+			ms := flat[i*nf : i*nf+nf]
+			for j, f := range t.scanFields {
+				m, k := &ms[j], key[f]
+				if k&m.mask != m.value || k < m.lo || k > m.hi {
 					continue next
 				}
 			}
@@ -230,15 +306,19 @@ func (t *Table) index(e *Entry) {
 	switch t.mode {
 	case modeExact:
 		e.k2 = k
-		t.exact[k] = e
+		t.exact.put(k, e)
 	case modeLPM:
 		m := e.match[t.lpmField]
 		k.push(m.value, t.fields[t.lpmField].width)
 		e.k2 = k
-		if t.lpmMaps[m.plen] == nil {
-			t.lpmMaps[m.plen] = map[key2]*Entry{}
+		if t.lpmMaps[m.plen].m64 == nil && t.lpmMaps[m.plen].m128 == nil {
+			t.lpmMaps[m.plen] = newHmap[*Entry](t.lpmBits)
 		}
-		t.lpmMaps[m.plen][k] = e
+		t.lpmMaps[m.plen].put(k, e)
+		if t.lpmFilter[m.plen] == nil {
+			t.lpmFilter[m.plen] = make([]uint32, 1<<uint(min(m.plen, filterBits)))
+		}
+		t.lpmFilter[m.plen][filterIndex(m.value, t.fields[t.lpmField].width, m.plen)]++
 		t.lpmCount[m.plen]++
 		if t.lpmCount[m.plen] == 1 {
 			t.rebuildLens()
@@ -248,15 +328,16 @@ func (t *Table) index(e *Entry) {
 		e.scan = e.scan[:0]
 		e.rank = int64(e.priority)
 		for _, f := range t.scanFields {
-			e.scan = append(e.scan, e.match[f])
+			m := e.match[f]
+			e.scan = append(e.scan, scanMatch{value: m.value, mask: m.mask, lo: m.lo, hi: m.hi})
 			if !t.needPriority { // LPM tables too wide to hash: longest prefix first
 				e.rank += int64(e.match[f].plen)
 			}
 		}
-		g := t.groups[k]
+		g, _ := t.groups.get(k)
 		if g == nil {
 			g = &group{}
-			t.groups[k] = g
+			t.groups.put(k, g)
 		}
 		i := sort.Search(len(g.entries), func(i int) bool {
 			o := g.entries[i]
@@ -265,6 +346,7 @@ func (t *Table) index(e *Entry) {
 		g.entries = append(g.entries, nil)
 		copy(g.entries[i+1:], g.entries[i:])
 		g.entries[i] = e
+		g.rebuild()
 	}
 }
 
@@ -272,16 +354,18 @@ func (t *Table) index(e *Entry) {
 func (t *Table) unindex(e *Entry) {
 	switch t.mode {
 	case modeExact:
-		delete(t.exact, e.k2)
+		t.exact.del(e.k2)
 	case modeLPM:
-		plen := e.match[t.lpmField].plen
-		delete(t.lpmMaps[plen], e.k2)
-		t.lpmCount[plen]--
-		if t.lpmCount[plen] == 0 {
+		m := e.match[t.lpmField]
+		t.lpmMaps[m.plen].del(e.k2)
+		t.lpmFilter[m.plen][filterIndex(m.value, t.fields[t.lpmField].width, m.plen)]--
+		t.lpmCount[m.plen]--
+		if t.lpmCount[m.plen] == 0 {
 			t.rebuildLens()
+			t.lpmFilter[m.plen] = nil
 		}
 	default:
-		g := t.groups[e.k2]
+		g, _ := t.groups.get(e.k2)
 		if g == nil {
 			return
 		}
@@ -291,10 +375,26 @@ func (t *Table) unindex(e *Entry) {
 				break
 			}
 		}
+		g.rebuild()
 		if len(g.entries) == 0 {
-			delete(t.groups, e.k2)
+			t.groups.del(e.k2)
 		}
 	}
+}
+
+// filterBits is how many leading bits of an LPM prefix index its length's
+// presence filter: a lookup skips a prefix length whose filter cell for the
+// key is 0, so most lengths cost an array read instead of a hash lookup.
+const filterBits = 16
+
+// filterIndex returns the filter cell of value v for prefix length plen of a
+// width-bit field.
+func filterIndex(v uint64, width, plen int) uint64 {
+	fb := min(plen, filterBits)
+	if fb == 0 {
+		return 0
+	}
+	return v >> uint(width-fb) & (1<<uint(fb) - 1)
 }
 
 func (t *Table) rebuildLens() {

@@ -416,12 +416,11 @@ func (h *handles) run(pkt []byte, inPort uint32, now uint64, res *Result) (held 
 
 		// 9.2 candidates: the aligned group of four around the hash,
 		// starting at the hash's own position in it.
-		hash := candidateHash(pkt, hdr)
-		g := hash & 0xFFFC
+		cands := pipeline.CandidateServers(uint16(base), uint16(sizeMask), candidateHash(pkt, hdr))
 		var c, out, work [pipeline.Candidates]uint64
 		var stale [pipeline.Candidates]bool
 		for j := range c {
-			c[j] = (base + ((g | ((hash + uint64(j)) & 3)) & sizeMask)) & 0xFFFF
+			c[j] = uint64(cands[j])
 			idx := c[j] & serverIndexMask
 			// 9.3 read; expired credits read as 0.
 			out[j], work[j] = h.rOutstanding.Read(idx), h.rWork.Read(idx)
@@ -570,10 +569,10 @@ func (h *handles) run(pkt []byte, inPort uint32, now uint64, res *Result) (held 
 	return l3()
 }
 
-// candidateHash is v1model's HashAlgorithm.crc32 (the standard reflected
-// CRC-32, as crc32.ChecksumIEEE) of ipv4.src_addr ++ udp.src_port ++
-// request_id ++ hold_count, reduced mod 2^16.
-func candidateHash(pkt, hdr []byte) uint64 {
+// candidateHash is pipeline.CandidateHash of the packet's fields without
+// allocating: the standard reflected CRC-32 (v1model's HashAlgorithm.crc32)
+// of ipv4.src_addr ++ udp.src_port ++ request_id ++ hold_count, low 16 bits.
+func candidateHash(pkt, hdr []byte) uint16 {
 	tab := crc32.IEEETable
 	crc := ^uint32(0)
 	step := func(b byte) { crc = tab[byte(crc)^b] ^ crc>>8 }
@@ -586,7 +585,7 @@ func candidateHash(pkt, hdr []byte) uint64 {
 		step(b)
 	}
 	step(hdr[5])
-	return uint64(^crc) & 0xFFFF
+	return uint16(^crc)
 }
 
 // finishRewrite applies step 12 to a rewritten request (or nack): UDP

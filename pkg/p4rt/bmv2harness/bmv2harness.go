@@ -1,0 +1,327 @@
+// Package bmv2harness runs BMv2's simple_switch_grpc for tests, isolated in
+// a network namespace it creates and removes, so nothing it opens (the
+// P4Runtime port, the Thrift port that BMv2 always binds on every
+// interface, switch ports) is reachable from the host.
+//
+// How it works:
+//
+//  1. `ip netns add p4ctl-bmv2-<pid>-<n>`; loopback up; one veth pair per
+//     switch port, both ends inside the namespace: swN (bound to BMv2 port
+//     N) and hN (where a test injects and captures frames).
+//  2. `ip netns exec NS simple_switch_grpc --no-p4 --device-id 1
+//     -i 0@sw0 ... --log-file DIR/bmv2 [--cpu-port P] --
+//     --grpc-server-addr 127.0.0.1:9559`.
+//  3. The test process stays in the host namespace. Its gRPC dialer
+//     (Switch.Dialer) creates each socket from inside the namespace: on an
+//     OS thread locked for the purpose it setns(2)s into the namespace,
+//     connects to 127.0.0.1:9559, and setns's back. A socket keeps the
+//     namespace it was created in, so the connection works from anywhere.
+//  4. Stop kills the switch and runs `ip netns del`, which also removes the
+//     veth pairs.
+//
+// Requirements: Linux, root (CAP_NET_ADMIN and CAP_SYS_ADMIN for netns),
+// iproute2, and simple_switch_grpc built with PI (P4Runtime), named by
+// P4CTL_BMV2 or found on PATH. Require skips a test with the reason when
+// one is missing. The bmv2-tests/ directory reuses this package.
+package bmv2harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
+
+// EnvBinary names the environment variable holding the simple_switch_grpc
+// path.
+const EnvBinary = "P4CTL_BMV2"
+
+// Config describes the switch to start. The zero value is a switch with two
+// ports, device id 1, P4Runtime on 127.0.0.1:9559 inside the namespace.
+type Config struct {
+	Binary   string   // simple_switch_grpc; default: Find()
+	DeviceID uint64   // default 1
+	GRPCPort int      // P4Runtime port inside the namespace; default 9559
+	Ports    int      // number of switch ports (veth pairs); default 2
+	CPUPort  int      // --cpu-port for PacketIn/PacketOut; 0 = none
+	LogDir   string   // where the switch log goes; default a new temp dir
+	Extra    []string // extra simple_switch_grpc options (before "--")
+}
+
+// Switch is a running simple_switch_grpc in its own network namespace.
+type Switch struct {
+	NetNS    string   // namespace name
+	Addr     string   // P4Runtime address inside NetNS
+	DeviceID uint64   // P4Runtime device id
+	Hosts    []string // per switch port, the peer interface inside NetNS
+	Log      string   // switch log file
+	LogDir   string
+
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	exitErr error
+	stop    sync.Once
+}
+
+// Find returns the simple_switch_grpc binary: $P4CTL_BMV2, else PATH.
+func Find() (string, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			return "", fmt.Errorf("%s=%s: not an executable file", EnvBinary, p)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath("simple_switch_grpc")
+	if err != nil {
+		return "", fmt.Errorf("simple_switch_grpc not found (set %s or put it on PATH)", EnvBinary)
+	}
+	return p, nil
+}
+
+// Check reports why BMv2 cannot run here (nil when it can).
+func Check() error {
+	if _, err := Find(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("network namespaces need root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return errors.New("iproute2 (ip) not found")
+	}
+	return nil
+}
+
+// Require skips t with the reason when BMv2 cannot run here.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := Check(); err != nil {
+		t.Skipf("BMv2 unavailable: %v", err)
+	}
+}
+
+var nsCounter atomic.Int64
+
+func ip(ctx context.Context, args ...string) error {
+	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Start creates the namespace, starts the switch with no pipeline
+// (--no-p4) and waits until its P4Runtime server answers.
+func Start(ctx context.Context, cfg Config) (*Switch, error) {
+	if cfg.Binary == "" {
+		b, err := Find()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = b
+	}
+	if cfg.DeviceID == 0 {
+		cfg.DeviceID = 1
+	}
+	if cfg.GRPCPort == 0 {
+		cfg.GRPCPort = 9559
+	}
+	if cfg.Ports == 0 {
+		cfg.Ports = 2
+	}
+	if cfg.LogDir == "" {
+		d, err := os.MkdirTemp("", "p4ctl-bmv2-")
+		if err != nil {
+			return nil, err
+		}
+		cfg.LogDir = d
+	}
+	s := &Switch{
+		NetNS:    fmt.Sprintf("p4ctl-bmv2-%d-%d", os.Getpid(), nsCounter.Add(1)),
+		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.GRPCPort)),
+		DeviceID: cfg.DeviceID,
+		Log:      filepath.Join(cfg.LogDir, "bmv2.log"),
+		LogDir:   cfg.LogDir,
+		exited:   make(chan struct{}),
+	}
+	if err := ip(ctx, "netns", "add", s.NetNS); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Switch, error) {
+		s.Stop()
+		return nil, err
+	}
+	if err := ip(ctx, "-n", s.NetNS, "link", "set", "lo", "up"); err != nil {
+		return fail(err)
+	}
+	args := []string{"netns", "exec", s.NetNS, cfg.Binary, "--no-p4",
+		"--device-id", strconv.FormatUint(cfg.DeviceID, 10),
+		"--log-file", strings.TrimSuffix(s.Log, ".log"), "--log-flush", "--log-level", "info",
+		"--notifications-addr", "ipc://" + filepath.Join(cfg.LogDir, "notifications.ipc")}
+	for i := range cfg.Ports {
+		sw, host := fmt.Sprintf("sw%d", i), fmt.Sprintf("h%d", i)
+		if err := ip(ctx, "-n", s.NetNS, "link", "add", sw, "type", "veth", "peer", "name", host); err != nil {
+			return fail(err)
+		}
+		for _, ifc := range []string{sw, host} {
+			if err := ip(ctx, "-n", s.NetNS, "link", "set", ifc, "up"); err != nil {
+				return fail(err)
+			}
+		}
+		s.Hosts = append(s.Hosts, host)
+		args = append(args, "-i", fmt.Sprintf("%d@%s", i, sw))
+	}
+	args = append(args, cfg.Extra...)
+	args = append(args, "--", "--grpc-server-addr", s.Addr)
+	if cfg.CPUPort != 0 {
+		args = append(args, "--cpu-port", strconv.Itoa(cfg.CPUPort))
+	}
+	out, err := os.Create(filepath.Join(cfg.LogDir, "stdout.log"))
+	if err != nil {
+		return fail(err)
+	}
+	s.cmd = exec.Command("ip", args...)
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		out.Close()
+		return fail(fmt.Errorf("start simple_switch_grpc: %w", err))
+	}
+	go func() {
+		s.exitErr = s.cmd.Wait()
+		out.Close()
+		close(s.exited)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// waitReady polls the P4Runtime port until Capabilities answers.
+func (s *Switch) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last error
+	for {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("simple_switch_grpc exited (%v): %s", s.exitErr, s.tail())
+		case <-ctx.Done():
+			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %v: %s", s.Addr, s.NetNS, last, s.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
+		c, err := s.Client(p4rt.WithCallTimeout(time.Second))
+		if err != nil {
+			return err
+		}
+		_, last = c.Capabilities(ctx)
+		c.Close()
+		if last == nil {
+			return nil
+		}
+	}
+}
+
+func (s *Switch) tail() string {
+	var b []byte
+	for _, f := range []string{filepath.Join(s.LogDir, "stdout.log"), s.Log} {
+		data, _ := os.ReadFile(f)
+		b = append(b, data...)
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// Dialer returns a gRPC context dialer whose sockets are created inside the
+// switch's namespace.
+func (s *Switch) Dialer() func(ctx context.Context, addr string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		return dialInNetNS(ctx, s.NetNS, strings.TrimPrefix(addr, "passthrough:///"))
+	}
+}
+
+// DialOption is grpc.WithContextDialer(s.Dialer()).
+func (s *Switch) DialOption() grpc.DialOption { return grpc.WithContextDialer(s.Dialer()) }
+
+// Client dials the switch's P4Runtime server (device id set) with opts.
+func (s *Switch) Client(opts ...p4rt.Option) (*p4rt.Client, error) {
+	base := []p4rt.Option{p4rt.WithDeviceID(s.DeviceID), p4rt.WithDialOptions(s.DialOption())}
+	return p4rt.Dial("passthrough:///"+s.Addr, append(base, opts...)...)
+}
+
+// Command returns cmd to run name inside the switch's namespace (e.g. to
+// send frames on s.Hosts[i]).
+func (s *Switch) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", s.NetNS, name}, args...)...)
+}
+
+// Alive reports whether the switch process is still running.
+func (s *Switch) Alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return s.cmd != nil
+	}
+}
+
+// Stop kills the switch (SIGTERM, then SIGKILL after 3 s) and deletes the
+// namespace. It is safe to call more than once.
+func (s *Switch) Stop() error {
+	var err error
+	s.stop.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-s.exited:
+			case <-time.After(3 * time.Second):
+				syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+				<-s.exited
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = ip(ctx, "netns", "del", s.NetNS)
+	})
+	return err
+}
+
+// StartT starts a switch for a test (skipping when BMv2 is unavailable) and
+// stops it at cleanup; the log directory is the test's temp dir.
+func StartT(t testing.TB, cfg Config) *Switch {
+	t.Helper()
+	Require(t)
+	if cfg.LogDir == "" {
+		cfg.LogDir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("bmv2harness: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("bmv2harness: %v", err)
+		}
+	})
+	return s
+}
