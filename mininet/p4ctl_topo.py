@@ -274,12 +274,14 @@ def main():
             pids.add(pr.pid)
             gens.append((c['name'], pr))
         start = time.time()
-        while any(pr.poll() is None for _, pr in gens):
+        while True:
+            running = [pr for _, pr in gens if pr.poll() is None]
+            if not running:
+                break
             try:
-                gens[0][1].wait(timeout=10)
+                running[0].wait(timeout=10)
             except subprocess.TimeoutExpired:
-                pass
-            info('*** %.0fs elapsed\n' % (time.time() - start))
+                info('*** %.0fs elapsed\n' % (time.time() - start))
         failed = [n for n, pr in gens if pr.returncode != 0]
         if failed:
             raise SystemExit('loadgen failed on %s (see %s/loadgen-*.txt)' % (', '.join(failed), args.out))

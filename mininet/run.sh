@@ -14,6 +14,7 @@
 #   MININET_EXEC_MIX  loadgen exec-class mix (default 0:100)
 #   MININET_DELAY     auto | netem | serve (how delays are applied; default auto)
 #   MININET_OUT       output directory (default out/mininet)
+#   MININET_P4INFO, MININET_BMV2_JSON  override the p4c outputs (default p4src/build/v1model/p4ctl.*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,8 +26,8 @@ EXEC_MIX=${MININET_EXEC_MIX:-0:100}
 DELAY=${MININET_DELAY:-auto}
 CONFIG=${MININET_CONFIG:-mininet/testbed.yaml}
 OUT=${MININET_OUT:-out/mininet}
-P4INFO=p4src/build/v1model/p4ctl.p4info.txtpb
-BMV2_JSON=p4src/build/v1model/p4ctl.json
+P4INFO=${MININET_P4INFO:-p4src/build/v1model/p4ctl.p4info.txtpb}
+BMV2_JSON=${MININET_BMV2_JSON:-p4src/build/v1model/p4ctl.json}
 
 if [[ -f /opt/p4/env.sh ]]; then
   # shellcheck disable=SC1091

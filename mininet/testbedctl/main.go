@@ -8,6 +8,7 @@
 //	testbedctl push    -config F -hour 2022-01-10T00:00:00Z -grpc ADDR -p4info F -device-config F
 //	testbedctl state   -grpc ADDR [-servers 10]
 //	testbedctl summary -config F -hour T [-o table|json] client1.json client2.json ...
+//	testbedctl p4info  (the embedded target's P4Info, text format: for the stand-in switch)
 //
 // push stands in for `p4ctl push pipeline` followed by `p4ctl run --replay`
 // (one hour) until those commands exist; it uses the same packages
@@ -25,7 +26,10 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/protobuf/encoding/prototext"
+
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -45,15 +49,15 @@ var errFailed = errors.New("failed")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: testbedctl topo|wait|push|state|summary [flags]")
+		fmt.Fprintln(stderr, "usage: testbedctl topo|wait|push|state|summary|p4info [flags]")
 		return 2
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer) error{
-		"topo": topo, "wait": wait, "push": push, "state": state, "summary": summary,
+		"topo": topo, "wait": wait, "push": push, "state": state, "summary": summary, "p4info": p4infoCmd,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "testbedctl: unknown command %q (topo, wait, push, state, summary)\n", args[0])
+		fmt.Fprintf(stderr, "testbedctl: unknown command %q (topo, wait, push, state, summary, p4info)\n", args[0])
 		return 2
 	}
 	if err := cmd(ctx, args[1:], stdout); err != nil {
@@ -259,6 +263,22 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "slots NOT released: %d non-zero cells\n", held)
 	return errFailed
+}
+
+// p4infoCmd prints the embedded target's P4Info (pipeline.Schema with p4c's
+// ids) in text format, for runs with mininet/standin where p4c's output is
+// not available.
+func p4infoCmd(_ context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("p4info", flag.ContinueOnError)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	b, err := prototext.MarshalOptions{Multiline: true}.Marshal(dataplane.DefaultP4Info())
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	return err
 }
 
 // Report is the summary of a testbed run: every client's load generator

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/prototext"
-
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
@@ -62,10 +60,11 @@ func TestWaitAndPush(t *testing.T) {
 	}
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
-	info, err := prototext.Marshal(dataplane.DefaultP4Info())
-	if err != nil {
-		t.Fatal(err)
+	var infoOut, infoErr bytes.Buffer
+	if code := run(context.Background(), []string{"p4info"}, &infoOut, &infoErr); code != 0 {
+		t.Fatalf("p4info: exit %d: %s", code, infoErr.String())
 	}
+	info := infoOut.Bytes()
 	infoPath := filepath.Join(t.TempDir(), "p4info.txtpb")
 	if err := os.WriteFile(infoPath, info, 0o644); err != nil {
 		t.Fatal(err)
