@@ -90,4 +90,4 @@ echo "*** starting Mininet with BMv2 ($BMV2)"
   --duration "$DURATION" --rate "$RATE" --exec-mix "$EXEC_MIX" --delay-mode "$DELAY"
 
 echo "*** routing and carbon summary ($OUT/summary.txt)"
-"$OUT/bin/testbedctl" summary -config "$CONFIG" -hour "$HOUR" "$OUT"/loadgen-*.json | tee "$OUT/summary.txt"
+"$OUT/bin/testbedctl" summary -config "$CONFIG" -hour "$HOUR" -topology "$OUT/topology.json" "$OUT"/loadgen-*.json | tee "$OUT/summary.txt"

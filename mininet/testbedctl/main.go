@@ -17,12 +17,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,6 +39,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/stats"
 	"github.com/p4ctl/p4ctl/pkg/testbed"
 )
 
@@ -287,10 +293,71 @@ type Report struct {
 	All     *loadgen.Summary            `json:"all"`
 	Clients map[string]*loadgen.Summary `json:"clients"`
 	Carbon  *testbed.CarbonReport       `json:"carbon"`
+	// Overhead is, per (site, region), the round trip beyond the emulated
+	// delay: what the switch, the veths, the hosts and the server added
+	// (with -topology).
+	Overhead []Overhead `json:"overhead,omitempty"`
 	// Violations are requests that did not meet their SLA (late, nacked
 	// or unanswered).
 	Violations int  `json:"sla_violations"`
 	Pass       bool `json:"pass"`
+}
+
+// Overhead is the testbed's own latency on one (site, region) path.
+type Overhead struct {
+	Site    int     `json:"site"`
+	Region  string  `json:"region"`
+	DelayMs float64 `json:"emulated_delay_ms"`
+	Replies int     `json:"replies"`
+	Late    int     `json:"late"`
+	P50ms   float64 `json:"p50_ms"`
+	P90ms   float64 `json:"p90_ms"`
+	P99ms   float64 `json:"p99_ms"`
+	P999ms  float64 `json:"p999_ms"`
+}
+
+// overheads computes Overhead rows from replies and the topology's delays.
+func overheads(t *testbed.Topology, recs []loadgen.Record) []Overhead {
+	type key struct {
+		site   int
+		region int
+	}
+	delay := map[key]float64{}
+	siteID := map[string]int{}
+	for _, c := range t.Clients {
+		siteID[c.Site] = c.SiteID
+	}
+	for _, s := range t.Servers {
+		for _, d := range s.Delays {
+			delay[key{siteID[d.Site], s.RegionIndex}] = d.DelayMs
+		}
+	}
+	samples := map[key][]float64{}
+	late := map[key]int{}
+	for _, r := range recs {
+		if r.Outcome != loadgen.OK {
+			continue
+		}
+		k := key{int(r.Site), int(r.Region)}
+		samples[k] = append(samples[k], float64(r.RTT)/1e6-delay[k])
+		if !r.SLAMet {
+			late[k]++
+		}
+	}
+	var out []Overhead
+	for k, xs := range samples {
+		slices.Sort(xs)
+		q := func(p float64) float64 { return math.Round(stats.QuantileSorted(xs, p)*1000) / 1000 }
+		out = append(out, Overhead{Site: k.site, Region: loadgen.RegionName(uint8(k.region)), DelayMs: delay[k],
+			Replies: len(xs), Late: late[k], P50ms: q(0.5), P90ms: q(0.9), P99ms: q(0.99), P999ms: q(0.999)})
+	}
+	slices.SortFunc(out, func(a, b Overhead) int {
+		if a.Site != b.Site {
+			return a.Site - b.Site
+		}
+		return strings.Compare(a.Region, b.Region)
+	})
+	return out
 }
 
 // WriteText renders the report.
@@ -298,6 +365,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(w, "== load (all clients)")
 	if err := r.All.WriteText(w); err != nil {
 		return err
+	}
+	if len(r.Overhead) > 0 {
+		fmt.Fprintln(w, "\n== testbed overhead (RTT minus emulated delay, ms)")
+		rows := make([][]string, 0, len(r.Overhead))
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+		for _, o := range r.Overhead {
+			rows = append(rows, []string{strconv.Itoa(o.Site), o.Region, f(o.DelayMs), strconv.Itoa(o.Replies), strconv.Itoa(o.Late),
+				f(o.P50ms), f(o.P90ms), f(o.P99ms), f(o.P999ms)})
+		}
+		if err := output.WriteTable(w, []string{"site", "region", "delay_ms", "replies", "late", "p50", "p90", "p99", "p99.9"}, rows); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w, "\n== carbon")
 	if err := r.Carbon.WriteText(w); err != nil {
@@ -316,6 +395,7 @@ func summary(_ context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "testbed configuration (controller YAML)")
 	hourS := fs.String("hour", "2022-01-10T00:00:00Z", "carbon hour the tables were compiled for")
+	topoPath := fs.String("topology", "", "topology JSON (testbedctl topo) to compute the testbed overhead per path")
 	var format output.Format = output.Table
 	fs.Var(&format, "o", "output format: table, json or yaml")
 	if err := parse(fs, args); err != nil {
@@ -368,6 +448,17 @@ func summary(_ context.Context, args []string, out io.Writer) error {
 	}
 	if rep.Carbon, err = testbed.Carbon(cfg, compiled, all); err != nil {
 		return err
+	}
+	if *topoPath != "" {
+		b, err := os.ReadFile(*topoPath)
+		if err != nil {
+			return err
+		}
+		var t testbed.Topology
+		if err := json.Unmarshal(b, &t); err != nil {
+			return fmt.Errorf("%s: %w", *topoPath, err)
+		}
+		rep.Overhead = overheads(&t, all)
 	}
 	rep.Violations = rep.All.Sent - rep.All.SLAMet
 	rep.Pass = rep.All.Sent > 0 && rep.Violations == 0 && rep.Carbon.PlanDisagree == 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -142,7 +143,15 @@ func TestSummary(t *testing.T) {
 	}
 	a, b := write("mumbai.json", 1, false), write("singapore.json", 2, false)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"summary", "-config", cfgPath, "-o", "json", a, b}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"topo", "-config", cfgPath}, &out, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	topoPath := filepath.Join(dir, "topology.json")
+	if err := os.WriteFile(topoPath, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"summary", "-config", cfgPath, "-topology", topoPath, "-o", "json", a, b}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, errb.String(), out.String())
 	}
 	var rep Report
@@ -151,6 +160,15 @@ func TestSummary(t *testing.T) {
 	}
 	if !rep.Pass || rep.All.Sent != 10 || rep.Violations != 0 || rep.Carbon.PlanAgree != 10 || len(rep.Clients) != 2 {
 		t.Errorf("report %+v", rep)
+	}
+	// Overhead = RTT (1 ms here) minus the emulated delay of the path.
+	for _, o := range rep.Overhead {
+		if o.Replies == 0 || o.DelayMs <= 0 || o.P50ms != math.Round((1-o.DelayMs)*1000)/1000 {
+			t.Errorf("overhead row %+v", o)
+		}
+	}
+	if len(rep.Overhead) == 0 {
+		t.Error("no overhead rows with -topology")
 	}
 	// One late request fails the run.
 	late := write("late.json", 1, true)
