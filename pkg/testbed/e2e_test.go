@@ -43,7 +43,7 @@ type rig struct {
 	read func(ctx context.Context, name string) []uint64 // register or counter cells via P4Runtime
 }
 
-func newRig(t *testing.T, serverDelays []fnserver.SiteDelay) *rig {
+func newRig(t testing.TB, class0 fnserver.Dist, serverDelays []fnserver.SiteDelay) *rig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -122,7 +122,7 @@ func newRig(t *testing.T, serverDelays []fnserver.SiteDelay) *rig {
 	})
 	for _, h := range topo.Servers {
 		s, err := fnserver.New(fnserver.Config{Addr: "127.0.0.1:0", ServerID: uint16(h.ServerID),
-			Classes: map[uint8]fnserver.Dist{0: {Kind: fnserver.Exponential, Mean: 200 * time.Microsecond}},
+			Classes: map[uint8]fnserver.Dist{0: class0},
 			Default: fnserver.Dist{Kind: fnserver.Fixed, Mean: time.Millisecond},
 			Delays:  serverDelays})
 		if err != nil {
@@ -142,7 +142,7 @@ func newRig(t *testing.T, serverDelays []fnserver.SiteDelay) *rig {
 	return r
 }
 
-func mac(t *testing.T, s string) net.HardwareAddr {
+func mac(t testing.TB, s string) net.HardwareAddr {
 	t.Helper()
 	m, err := net.ParseMAC(s)
 	if err != nil {
@@ -166,7 +166,7 @@ func TestLoopbackEndToEnd(t *testing.T) {
 	// meets its SLA even on a machine loaded enough to delay loopback
 	// packets by hundreds of milliseconds.
 	const singaporeDelay = 20 * time.Millisecond
-	r := newRig(t, []fnserver.SiteDelay{{Site: 2, Delay: singaporeDelay}})
+	r := newRig(t, fnserver.Dist{Kind: fnserver.Exponential, Mean: 200 * time.Microsecond}, []fnserver.SiteDelay{{Site: 2, Delay: singaporeDelay}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
