@@ -214,7 +214,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(s.cfg.DrainTimeout):
-		s.dropped.Add(uint64(s.inflight.Load()))
+		// Requests still executing will fail to send on the closed
+		// socket and count as dropped then.
 	}
 	if cerr := s.conn.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
