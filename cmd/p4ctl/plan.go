@@ -1,7 +1,180 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
-func newPlanCmd(_ *streams) *cobra.Command {
-	return notYet("plan", "Compile policy into desired switch state", "5")
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/spf13/cobra"
+)
+
+// planOptions are the flags of `p4ctl plan`.
+type planOptions struct {
+	ConfigPath string
+	At         string
+	Hour       int
+	Epoch      int
+	Policy     string
+	Tables     []string
+	Format     output.Format
+
+	now func() time.Time
+
+	// Set by Complete.
+	cfg    *config.Config
+	at     time.Time
+	policy *regions.Policy
+	tables map[string]bool
+}
+
+func newPlanCmd(s *streams) *cobra.Command {
+	o := &planOptions{Hour: -1, Epoch: 1, now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "plan --config FILE [--at TIME | --hour N]",
+		Short: "Compile policy into desired switch state",
+		Long: `plan loads and validates a controller configuration, reads the carbon
+intensity of the chosen hour from the configured source, and prints the
+table entries the switch should hold (no switch is contacted).
+
+Time: --at takes RFC 3339 (2022-01-10T12:00:00Z) or 2022-01-10T12; --hour N
+is N hours after the schedule's replay start (or the carbon data's first
+hour). Default: the replay start in replay mode, else now. The offline model
+covers one year: other dates are mapped to the same day and hour of it.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	f.StringVar(&o.At, "at", "", "compile for the hour containing this time")
+	f.IntVar(&o.Hour, "hour", -1, "compile for hour N of the replay (or of the carbon data)")
+	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
+	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")
+	f.StringSliceVar(&o.Tables, "table", nil, "print only these tables (e.g. carbon_rank,sla_feasibility)")
+	output.AddFlag(f, &o.Format)
+	return cmd
+}
+
+// Complete loads the configuration and resolves the flags.
+func (o *planOptions) Complete() error {
+	if o.ConfigPath == "" {
+		return usageErrorf("--config is required")
+	}
+	cfg, err := config.Load(o.ConfigPath)
+	if err != nil {
+		var ve *config.ValidationError
+		if errors.As(err, &ve) {
+			return usageError{err}
+		}
+		return err
+	}
+	o.cfg = cfg
+	if o.Policy != "" {
+		name, ok := config.CanonicalPolicy(o.Policy)
+		if !ok {
+			return usageErrorf("--policy %q: want A, B, C, C+, D or C-cap", o.Policy)
+		}
+		p, err := regions.ParsePolicy(name)
+		if err != nil {
+			return usageErrorf("--policy: %v", err)
+		}
+		o.policy = &p
+	}
+	if len(o.Tables) > 0 {
+		o.tables = map[string]bool{}
+		for _, t := range o.Tables {
+			name := t
+			if !strings.Contains(name, ".") {
+				name = pipeline.Control + "." + name
+			}
+			if _, ok := pipeline.Schema().Table(name); !ok {
+				return usageErrorf("--table %q: no such table in the pipeline", t)
+			}
+			o.tables[name] = true
+		}
+	}
+	return nil
+}
+
+// Validate checks flag combinations and values.
+func (o *planOptions) Validate() error {
+	if o.At != "" && o.Hour >= 0 {
+		return usageErrorf("give --at or --hour, not both")
+	}
+	if o.Hour < -1 {
+		return usageErrorf("--hour must be ≥ 0")
+	}
+	if o.Epoch < 0 || o.Epoch > 255 {
+		return usageErrorf("--epoch %d out of range 0..255", o.Epoch)
+	}
+	if o.At != "" {
+		t, err := parseHour(o.At)
+		if err != nil {
+			return usageErrorf("--at: %v", err)
+		}
+		o.at = t
+	}
+	return nil
+}
+
+// parseHour accepts RFC 3339 and the shorter 2006-01-02T15[:04] (UTC).
+func parseHour(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2022-01-10T12:00:00Z) or 2022-01-10T12", s)
+}
+
+// Run compiles and prints the plan.
+func (o *planOptions) Run(s *streams) error {
+	src, err := o.cfg.OpenCarbon()
+	if err != nil {
+		return err
+	}
+	at := o.at
+	if o.At == "" {
+		var base time.Time
+		if r := o.cfg.Schedule.Replay; r != nil {
+			base = r.Start
+		}
+		switch {
+		case o.Hour >= 0 && base.IsZero():
+			at = src.Period().From.Add(time.Duration(o.Hour) * time.Hour)
+		case o.Hour >= 0:
+			at = base.Add(time.Duration(o.Hour) * time.Hour)
+		case o.cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
+			at = base
+		default:
+			at = o.now()
+		}
+	}
+	st, err := compiler.PlanAt(o.cfg, src, at, o.cfg.Carbon.Source == config.SourceOffline, uint8(o.Epoch), o.policy)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	if o.tables != nil {
+		kept := st.Entries[:0:0]
+		for _, e := range st.Entries {
+			if o.tables[e.Table] {
+				kept = append(kept, e)
+			}
+		}
+		st.Entries = kept
+	}
+	return output.Print(s.Out, o.Format, st)
 }

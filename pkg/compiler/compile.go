@@ -68,6 +68,41 @@ func HourIn(p regions.Period, t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// PlanAt compiles cfg for the hour containing t, reading carbon from src.
+// With mapYears (the offline model, which covers one year) a t outside the
+// source's period is mapped into it by HourIn and the state's Meta records
+// both times; otherwise t must lie in the period. policy, when not nil,
+// overrides the configured policy. It only reads src.
+func PlanAt(cfg *config.Config, src regions.CarbonSource, t time.Time, mapYears bool, epoch uint8, policy *regions.Policy) (*State, error) {
+	t = t.UTC().Truncate(time.Hour)
+	at := t
+	if !src.Period().Contains(t) {
+		var ok bool
+		if at, ok = HourIn(src.Period(), t); !ok || !mapYears {
+			return nil, fmt.Errorf("%s is outside the carbon data (%s, %s)", t.Format(time.RFC3339), src.Period(), src.Describe())
+		}
+	}
+	c, err := Snapshot(cfg, src, at)
+	if err != nil {
+		return nil, err
+	}
+	in, err := NewInput(cfg, c, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if policy != nil {
+		in.Policy = *policy
+	}
+	st, err := Compile(in)
+	if err != nil {
+		return nil, err
+	}
+	if !at.Equal(t) {
+		st.Meta.Requested = t
+	}
+	return st, nil
+}
+
 // Input is everything a state is compiled from.
 type Input struct {
 	// Config is a validated configuration (config.Load / config.Parse).
@@ -106,13 +141,19 @@ type Meta struct {
 	ColdMissing string    `json:"cold_missing,omitempty"`
 	Epoch       uint8     `json:"epoch"`
 	Hour        time.Time `json:"hour"`
-	Source      string    `json:"source"`
+	// Requested is the time asked for when it was mapped into the carbon
+	// source's period (PlanAt with the offline model); zero otherwise.
+	Requested time.Time `json:"requested,omitzero"`
+	Source    string    `json:"source"`
 	// Ranking is the site-independent carbon ranking, best first (for D:
 	// the ranking shared by the most sites).
 	Ranking []RankedRegion `json:"ranking"`
 	// SiteRankings counts sites with their own ranking entries (D, or
 	// carbon ties broken differently by latency).
 	SiteRankings int `json:"site_rankings"`
+	// TiesByIndex is set when per-site tie-breaking entries did not fit
+	// carbon_rank and carbon ties are broken by region index instead.
+	TiesByIndex bool `json:"ties_by_index,omitempty"`
 }
 
 // RankedRegion is one place of a ranking.
@@ -134,6 +175,8 @@ func (m Meta) clone() Meta {
 const (
 	sharedRankBase = pipeline.MaxRegions
 	siteRankBase   = 2 * pipeline.MaxRegions
+	// rankTableSize is carbon_rank's size (pipeline.Schema).
+	rankTableSize = 4096
 	// maxSLA is the largest SLA the 16-bit sla_ms key can carry.
 	maxSLA = 1<<pipeline.WidthSLA - 1
 	// FeasibilityPriority is the priority of every sla_feasibility entry
@@ -158,9 +201,52 @@ func Compile(in Input) (*State, error) {
 	if in.Policy == regions.PolicyCPlusWarm {
 		return nil, errors.New("compile: C+warm is stateful and cannot be compiled into table contents")
 	}
-	nR := pool.Len()
-	a := newArena(len(cfg.Sites)*(2*nR+6) + 4*nR + 64)
-	st := &State{Entries: make([]Entry, 0, len(cfg.Sites)*(nR+3)+3*nR+64)}
+	// First the per-site decisions (feasibility intervals, rankings), then
+	// the entries, in one exactly sized allocation.
+	ivs := make([]interval, 0, len(cfg.Sites)*(pool.Len()+1))
+	ivEnd := make([]int, len(cfg.Sites))
+	nearest := make([]regions.Index, len(cfg.Sites))
+	nPrefixes := 0
+	for i, s := range cfg.Sites {
+		site := in.Sites[i]
+		if nearest[i] = regions.Nearest(site, pool); nearest[i] == regions.NoRegion {
+			return nil, fmt.Errorf("compile: site %s has no latency to any configured region", s.Name)
+		}
+		var err error
+		if ivs, err = feasibility(ivs, in.Policy, site, pool, in.Options); err != nil {
+			return nil, fmt.Errorf("compile: site %s: %w", s.Name, err)
+		}
+		ivEnd[i] = len(ivs)
+		nPrefixes += len(s.Prefixes)
+	}
+	shared, own := rankings(in, pool)
+	nRank := len(shared)
+	for _, o := range own {
+		nRank += len(o)
+	}
+	// Two generations must fit carbon_rank during an update. Per-site
+	// rankings that only break carbon ties differently are dropped when they
+	// would not fit (ties then go to the lower index, as in the shared
+	// ranking); D's are required and Validate bounds them.
+	tiesDropped := false
+	if 2*nRank > rankTableSize {
+		if in.Policy == regions.PolicyD {
+			return nil, fmt.Errorf("compile: policy D needs %d carbon_rank entries per generation, the table holds %d for two", nRank, rankTableSize)
+		}
+		own, nRank, tiesDropped = make([][]regions.Index, len(own)), len(shared), true
+	}
+	nServers := 0
+	for _, r := range cfg.Regions {
+		if l := r.NextHop.Local; l != nil {
+			nServers += len(l.Servers)
+		}
+	}
+	nR, nRoutes := len(cfg.Regions), len(cfg.Routes.L3)+len(cfg.Routes.L2)
+	a := &arena{
+		m: make([]Match, 0, nPrefixes+2*len(ivs)+3*nRank+nR+nServers+len(cfg.ExecClasses)+nRoutes),
+		p: make([]Param, 0, nPrefixes+2*len(ivs)+1+nRank+4*nR+9*nR+3*nServers+2*len(cfg.ExecClasses)+nRoutes),
+	}
+	st := &State{Entries: make([]Entry, 0, nPrefixes+len(ivs)+1+nRank+2*nR+nServers+len(cfg.ExecClasses)+nRoutes)}
 	add := func(e Entry) { st.Entries = append(st.Entries, e) }
 
 	// client_site
@@ -173,26 +259,19 @@ func Compile(in Input) (*State, error) {
 	}
 
 	// sla_feasibility
-	var ivs []interval
 	for i, s := range cfg.Sites {
-		site := in.Sites[i]
-		near := regions.Nearest(site, pool)
-		if near == regions.NoRegion {
-			return nil, fmt.Errorf("compile: site %s has no latency to any configured region", s.Name)
+		lo := 0
+		if i > 0 {
+			lo = ivEnd[i-1]
 		}
-		var err error
-		ivs, err = feasibility(ivs[:0], in.Policy, site, pool, in.Options)
-		if err != nil {
-			return nil, fmt.Errorf("compile: site %s: %w", s.Name, err)
-		}
-		for _, iv := range ivs {
+		for _, iv := range ivs[lo:ivEnd[i]] {
 			add(Entry{Table: pipeline.TableSLAFeasibility,
 				Match: a.matches(
 					Match{Field: pipeline.FieldSite, Kind: pipeline.Exact, Value: uint64(s.ID)},
 					Match{Field: pipeline.FieldSLA, Kind: pipeline.Range, Value: uint64(iv.lo), High: uint64(iv.hi)}),
 				Priority: FeasibilityPriority,
 				Action:   pipeline.ActionSetFeasible,
-				Params:   a.params(Param{"feasible", uint64(iv.set)}, Param{"nearest", uint64(near)})})
+				Params:   a.params(Param{"feasible", uint64(iv.set)}, Param{"nearest", uint64(nearest[i])})})
 		}
 	}
 
@@ -201,7 +280,6 @@ func Compile(in Input) (*State, error) {
 		Params: a.params(Param{"epoch", uint64(in.Epoch)})})
 
 	// carbon_rank
-	shared, own := rankings(in, pool)
 	rankEntry := func(siteVal, siteMask uint64, base int, k int, r regions.Index) Entry {
 		return Entry{Table: pipeline.TableCarbonRank,
 			Match: a.matches(
@@ -292,6 +370,7 @@ func Compile(in Input) (*State, error) {
 
 	st.sort()
 	st.Meta = meta(in, shared, own)
+	st.Meta.TiesByIndex = tiesDropped
 	return st, nil
 }
 
@@ -329,9 +408,9 @@ func rankings(in Input, pool regions.RegionSet) (shared []regions.Index, own [][
 			orders[i] = pool.Indices()
 		case regions.PolicyD:
 			sc := regions.ScoresD(s, pool, &in.Carbon.Intensity, in.Options)
-			orders[i] = regions.Rank(s, pool, &sc)
+			orders[i] = regions.Rank(s, pool&s.Regions(), &sc)
 		default:
-			orders[i] = regions.Rank(s, pool, &in.Carbon.Intensity)
+			orders[i] = regions.Rank(s, pool&s.Regions(), &in.Carbon.Intensity)
 		}
 	}
 	if n == 0 {
@@ -371,15 +450,17 @@ type interval struct {
 	set    regions.RegionSet
 }
 
-// feasibility computes a site's feasibility intervals over every 16-bit
+// feasibility appends a site's feasibility intervals to out: its intervals over every 16-bit
 // SLA value: exactly regions.Candidates(p, site, pool, sla) at each sla,
 // with one interval per distinct set (≤ regions+1 for monotone policies).
-// Boundaries are seeded at ⌈P95⌉ and ⌈P95 + α·cold⌉ of every region and
-// verified against regions.Candidates; a change the seeds missed is found by
+// Boundaries are seeded at ⌈P95⌉ or ⌈P95 + α·cold⌉ of every region (as
+// the policy uses them) and every interval is verified against
+// regions.Candidates at both ends; a change the seeds missed is found by
 // bisection, so the result is exact for any policy whose candidate set only
 // grows with the SLA.
 func feasibility(out []interval, p regions.Policy, s *regions.Site, pool regions.RegionSet, o regions.Options) ([]interval, error) {
 	cand := func(sla int) regions.RegionSet { return regions.Candidates(p, s, pool, float64(sla), o) }
+	start := len(out) // this site's intervals are out[start:]
 	var seeds [2*regions.MaxRegions + 1]int
 	ns := 0
 	seeds[ns] = 0
@@ -390,13 +471,21 @@ func feasibility(out []interval, p regions.Policy, s *regions.Site, pool regions
 			ns++
 		}
 	}
+	// Seed where the policy's candidate set can change: at ⌈P95⌉ (C, C-cap;
+	// C+ for regions without a cold latency when they count as warm) and at
+	// ⌈P95 + α·cold⌉ (C+). A, B and D do not depend on the SLA.
+	usesP95 := p == regions.PolicyC || p == regions.PolicyCCap ||
+		(p == regions.PolicyCPlus || p == regions.PolicyCPlusWarm) && o.ColdMissing == regions.ColdMissingWarm
+	usesCold := p == regions.PolicyCPlus || p == regions.PolicyCPlusWarm
 	for _, r := range pool.Indices() {
 		l, ok := s.P95(r)
 		if !ok {
 			continue
 		}
-		addSeed(l)
-		if c, ok := s.Cold(r); ok {
+		if usesP95 {
+			addSeed(l)
+		}
+		if c, ok := s.Cold(r); ok && usesCold {
 			addSeed(l + o.Alpha*c)
 		}
 	}
@@ -412,7 +501,7 @@ func feasibility(out []interval, p regions.Policy, s *regions.Site, pool regions
 		for {
 			setHi := cand(hi)
 			if setHi == setLo {
-				out = appendInterval(out, lo, hi, setLo)
+				out = appendInterval(out, start, lo, hi, setLo)
 				break
 			}
 			// The set changes inside [lo, hi]: find the first x with
@@ -426,18 +515,18 @@ func feasibility(out []interval, p regions.Policy, s *regions.Site, pool regions
 					b = m
 				}
 			}
-			out = appendInterval(out, lo, a, setLo)
+			out = appendInterval(out, start, lo, a, setLo)
 			lo, setLo = b, cand(b)
 		}
 	}
-	if err := checkMonotone(out); err != nil {
+	if err := checkMonotone(out[start:]); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func appendInterval(out []interval, lo, hi int, set regions.RegionSet) []interval {
-	if n := len(out); n > 0 && out[n-1].set == set && int(out[n-1].hi)+1 == lo {
+func appendInterval(out []interval, start, lo, hi int, set regions.RegionSet) []interval {
+	if n := len(out); n > start && out[n-1].set == set && int(out[n-1].hi)+1 == lo {
 		out[n-1].hi = uint16(hi)
 		return out
 	}

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"fmt"
+
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
@@ -59,45 +61,55 @@ func (c Changes) Updates() []Update {
 // default present in old and absent from new is reset to the table's initial
 // default (pipeline.Schema). old may be nil (an empty switch).
 func Diff(old, new *State) Changes {
+	return diff(sorted(old), sorted(new), nil)
+}
+
+// diff merges two sorted entry lists, skipping the tables in skip.
+func diff(oe, ne []Entry, skip map[string]bool) Changes {
 	var c Changes
-	var oe, ne []Entry
-	if old != nil {
-		oe = old.Entries
-	}
-	if new != nil {
-		ne = new.Entries
-	}
-	have := make(map[string]int, len(oe))
-	for i := range oe {
-		have[oe[i].Key()] = i
-	}
-	seen := make([]bool, len(oe))
-	for i := range ne {
-		e := &ne[i]
-		j, ok := have[e.Key()]
-		switch {
-		case !ok && e.Default:
-			c.Modify = append(c.Modify, *e)
-		case !ok:
-			c.Insert = append(c.Insert, *e)
-		default:
-			seen[j] = true
-			if !sameAction(&oe[j], e) {
-				c.Modify = append(c.Modify, *e)
-			}
-		}
-	}
-	for j := range oe {
-		if seen[j] {
+	i, j := 0, 0
+	for i < len(oe) || j < len(ne) {
+		if i < len(oe) && skip[oe[i].Table] {
+			i++
 			continue
 		}
-		if oe[j].Default {
-			if d, ok := initialDefault(oe[j].Table); ok && !sameAction(&oe[j], &d) {
+		if j < len(ne) && skip[ne[j].Table] {
+			j++
+			continue
+		}
+		var k int
+		switch {
+		case i == len(oe):
+			k = 1
+		case j == len(ne):
+			k = -1
+		default:
+			k = compareKey(&oe[i], &ne[j])
+		}
+		switch {
+		case k < 0: // only in old
+			e := &oe[i]
+			i++
+			if !e.Default {
+				c.Delete = append(c.Delete, *e)
+			} else if d, ok := initialDefault(e.Table); ok && !sameAction(e, &d) {
 				c.Modify = append(c.Modify, d)
 			}
-			continue
+		case k > 0: // only in new
+			e := &ne[j]
+			j++
+			if e.Default {
+				c.Modify = append(c.Modify, *e)
+			} else {
+				c.Insert = append(c.Insert, *e)
+			}
+		default:
+			if !sameAction(&oe[i], &ne[j]) {
+				c.Modify = append(c.Modify, ne[j])
+			}
+			i++
+			j++
 		}
-		c.Delete = append(c.Delete, oe[j])
 	}
 	return c
 }
@@ -120,4 +132,42 @@ func initialDefault(table string) (Entry, bool) {
 		}
 	}
 	return e, true
+}
+
+// Apply returns the state s becomes after the updates, with P4Runtime's
+// rules: INSERT of an existing key, MODIFY or DELETE of a missing one, and
+// INSERT or DELETE of a default entry are errors (the first one is
+// returned, naming the update). s is not modified. It models a switch for
+// dry runs and tests.
+func Apply(s *State, us []Update) (*State, error) {
+	m := make(map[string]Entry, len(s.Entries)+len(us))
+	for _, e := range s.Entries {
+		m[e.Key()] = e
+	}
+	for i, u := range us {
+		k := u.Entry.Key()
+		_, have := m[k]
+		switch {
+		case u.Entry.Default && u.Op != Modify:
+			return nil, fmt.Errorf("update %d (%s %s): default entries can only be modified", i, u.Op, u.Entry)
+		case u.Op == Insert && have:
+			return nil, fmt.Errorf("update %d (%s %s): already exists", i, u.Op, u.Entry)
+		case u.Op == Modify && !have && !u.Entry.Default, u.Op == Delete && !have:
+			return nil, fmt.Errorf("update %d (%s %s): not found", i, u.Op, u.Entry)
+		}
+		switch u.Op {
+		case Insert, Modify:
+			m[k] = u.Entry
+		case Delete:
+			delete(m, k)
+		default:
+			return nil, fmt.Errorf("update %d: unknown operation %q", i, u.Op)
+		}
+	}
+	out := &State{Meta: s.Meta.clone(), Entries: make([]Entry, 0, len(m))}
+	for _, e := range m {
+		out.Entries = append(out.Entries, e)
+	}
+	out.sort()
+	return out, nil
 }

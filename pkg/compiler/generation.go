@@ -79,7 +79,7 @@ func PlanGeneration(installed, next *State) (Generation, error) {
 	g := Generation{From: from, To: to}
 
 	// Non-versioned tables: a plain diff without carbon_rank and active_epoch.
-	rest := Diff(without(installed, versioned), without(next, versioned))
+	rest := diff(sorted(installed), sorted(next), versioned)
 
 	oldRank := installed.Table(pipeline.TableCarbonRank)
 	newRank := next.Table(pipeline.TableCarbonRank)
@@ -105,7 +105,13 @@ func PlanGeneration(installed, next *State) (Generation, error) {
 	// Phase 1: the new generation (diffed against leftovers already under
 	// epoch `to`), the non-versioned changes, and leftovers of other
 	// inactive epochs.
-	staged := Diff(&State{Entries: withEpoch(oldRank, to)}, &State{Entries: newRank})
+	g.Install = make([]Update, 0, len(newRank)+rest.Len())
+	var staged Changes
+	if left := withEpoch(oldRank, to); len(left) == 0 {
+		staged.Insert = newRank
+	} else {
+		staged = diff(left, newRank, nil)
+	}
 	g.Install = append(g.Install, updates(Insert, staged.Insert)...)
 	g.Install = append(g.Install, updates(Modify, staged.Modify)...)
 	g.Install = append(g.Install, rest.Updates()...)
@@ -122,74 +128,57 @@ func PlanGeneration(installed, next *State) (Generation, error) {
 		}
 	}
 	// Phase 3: the old generation.
-	for _, e := range activeOld {
-		g.Cleanup = append(g.Cleanup, Update{Delete, e})
-	}
+	g.Cleanup = updates(Delete, activeOld)
 	return g, nil
 }
 
 var versioned = map[string]bool{pipeline.TableCarbonRank: true, pipeline.TableActiveEpoch: true}
-
-func without(s *State, tables map[string]bool) *State {
-	out := &State{Entries: make([]Entry, 0, len(s.Entries))}
-	for _, e := range s.Entries {
-		if !tables[e.Table] {
-			out.Entries = append(out.Entries, e)
-		}
-	}
-	return out
-}
 
 func entryEpoch(e *Entry) uint8 {
 	m, _ := e.Field(pipeline.FieldEpoch)
 	return uint8(m.Value)
 }
 
+// withEpoch returns the entries of one epoch: a sub-slice, since sorted
+// carbon_rank entries are grouped by epoch.
 func withEpoch(es []Entry, epoch uint8) []Entry {
-	var out []Entry
-	for _, e := range es {
-		if entryEpoch(&e) == epoch {
-			out = append(out, e)
-		}
+	lo := 0
+	for lo < len(es) && entryEpoch(&es[lo]) != epoch {
+		lo++
 	}
-	return out
+	hi := lo
+	for hi < len(es) && entryEpoch(&es[hi]) == epoch {
+		hi++
+	}
+	return es[lo:hi:hi]
 }
 
 // sameRanking reports whether a (entries of one epoch) and b (entries of
-// epoch eb) are the same ranking up to the epoch value.
+// epoch eb) are the same ranking up to the epoch value. Both are sorted by
+// Compare, which orders carbon_rank entries of one epoch by site and
+// priority, so the two lists align entry by entry.
 func sameRanking(a, b []Entry, eb uint8) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	keys := make(map[string]*Entry, len(a))
 	for i := range a {
-		keys[rankKey(&a[i])] = &a[i]
-	}
-	for i := range b {
-		if entryEpoch(&b[i]) != eb {
+		x, y := &a[i], &b[i]
+		if entryEpoch(y) != eb || len(x.Match) != len(y.Match) || x.Priority != y.Priority || !sameAction(x, y) {
 			return false
 		}
-		o, ok := keys[rankKey(&b[i])]
-		if !ok || !sameAction(o, &b[i]) {
-			return false
+		for k := range x.Match {
+			if x.Match[k].Field != pipeline.FieldEpoch && compareMatch(&x.Match[k], &y.Match[k]) != 0 {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// rankKey is an entry's key without its epoch.
-func rankKey(e *Entry) string {
-	c := *e
-	c.Match = make([]Match, 0, len(e.Match))
-	for _, m := range e.Match {
-		if m.Field != pipeline.FieldEpoch {
-			c.Match = append(c.Match, m)
-		}
-	}
-	return c.Key()
-}
-
 func updates(op Op, es []Entry) []Update {
+	if len(es) == 0 {
+		return nil
+	}
 	out := make([]Update, len(es))
 	for i, e := range es {
 		out[i] = Update{op, e}

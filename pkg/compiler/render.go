@@ -126,6 +126,9 @@ func (s *State) WriteText(w io.Writer) error {
 	if !m.Hour.IsZero() || m.Source != "" {
 		fmt.Fprintf(&b, "# carbon at %s from %s\n", m.Hour.UTC().Format(time.RFC3339), m.Source)
 	}
+	if !m.Requested.IsZero() {
+		fmt.Fprintf(&b, "# (requested %s, mapped into the model's year)\n", m.Requested.UTC().Format(time.RFC3339))
+	}
 	if len(m.Ranking) > 0 {
 		b.WriteString("# ranking:")
 		for _, r := range m.Ranking {
@@ -145,6 +148,30 @@ func (s *State) WriteText(w io.Writer) error {
 		}
 		b.WriteString(e.String())
 		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes the generation plan phase by phase, one update per line.
+func (g Generation) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if g.Unchanged {
+		fmt.Fprintf(&b, "# ranking unchanged: epoch stays %d, %d writes\n", g.From, g.Writes())
+	} else {
+		fmt.Fprintf(&b, "# epoch %d -> %d: %d writes (%d install, %d flip, %d cleanup)\n", g.From, g.To, g.Writes(), len(g.Install), len(g.Flip), len(g.Cleanup))
+	}
+	for _, ph := range []struct {
+		name string
+		us   []Update
+	}{{"install", g.Install}, {"flip", g.Flip}, {"cleanup (after the grace period)", g.Cleanup}} {
+		if len(ph.us) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n", ph.name)
+		for _, u := range ph.us {
+			fmt.Fprintf(&b, "%-6s %s\n", u.Op, u.Entry)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

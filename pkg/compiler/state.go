@@ -142,13 +142,22 @@ func tableOrder(name string) int {
 
 // Compare orders entries deterministically: by table (schema order), default
 // entries first, then match fields in key order (value, mask, prefix length,
-// high end), then higher priority first, then action.
+// high end; carbon_rank: epoch, site, then priority), then higher priority
+// first, then action. Entries with equal keys are adjacent.
 func Compare(a, b *Entry) int {
-	if c := cmp.Compare(tableOrder(a.Table), tableOrder(b.Table)); c != 0 {
+	if c := compareKey(a, b); c != 0 {
 		return c
 	}
-	if c := strings.Compare(a.Table, b.Table); c != 0 {
-		return c
+	return strings.Compare(a.Action, b.Action)
+}
+
+// compareKey is Compare without the action: a total order on Keys.
+func compareKey(a, b *Entry) int {
+	if a.Table != b.Table {
+		if c := cmp.Compare(tableOrder(a.Table), tableOrder(b.Table)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Table, b.Table)
 	}
 	if a.Default != b.Default {
 		if a.Default {
@@ -156,28 +165,43 @@ func Compare(a, b *Entry) int {
 		}
 		return 1
 	}
+	// carbon_rank reads best as a ranking: epoch, site, then priority.
+	if a.Table == pipeline.TableCarbonRank && len(a.Match) == 3 && len(b.Match) == 3 {
+		for i := 0; i < 2; i++ {
+			if c := compareMatch(&a.Match[i], &b.Match[i]); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+			return c
+		}
+	}
 	for i := 0; i < len(a.Match) && i < len(b.Match); i++ {
-		x, y := &a.Match[i], &b.Match[i]
-		if c := cmp.Compare(x.Value, y.Value); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.Mask, y.Mask); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.PrefixLen, y.PrefixLen); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.High, y.High); c != 0 {
+		if c := compareMatch(&a.Match[i], &b.Match[i]); c != 0 {
 			return c
 		}
 	}
 	if c := cmp.Compare(len(a.Match), len(b.Match)); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+	return cmp.Compare(b.Priority, a.Priority)
+}
+
+func compareMatch(x, y *Match) int {
+	xv, yv := x.Value, y.Value
+	if x.Kind == pipeline.Ternary {
+		xv, yv = xv&x.Mask, yv&y.Mask
+	}
+	if c := cmp.Compare(xv, yv); c != 0 {
 		return c
 	}
-	return strings.Compare(a.Action, b.Action)
+	if c := cmp.Compare(x.Mask, y.Mask); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.PrefixLen, y.PrefixLen); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.High, y.High)
 }
 
 // State is a desired (or read-back) switch state: a sorted set of entries,
@@ -201,8 +225,59 @@ func NewState(entries []Entry) (*State, error) {
 	return s, nil
 }
 
+// sort sorts the entries by Compare. Entries are large and hold pointers,
+// so it sorts each table's run separately (Compile emits tables in order,
+// most runs already sorted) through a permutation, moving each entry once.
 func (s *State) sort() {
-	slices.SortFunc(s.Entries, func(a, b Entry) int { return Compare(&a, &b) })
+	es := s.Entries
+	byTable := func(a, b Entry) int { return cmp.Compare(tableOrder(a.Table), tableOrder(b.Table)) }
+	if !slices.IsSortedFunc(es, byTable) {
+		slices.SortStableFunc(es, byTable)
+	}
+	var perm []int32
+	var tmp []Entry
+	for lo := 0; lo < len(es); {
+		hi := lo + 1
+		for hi < len(es) && es[hi].Table == es[lo].Table {
+			hi++
+		}
+		run := es[lo:hi]
+		if !isSorted(run) {
+			perm = perm[:0]
+			for i := range run {
+				perm = append(perm, int32(i))
+			}
+			slices.SortFunc(perm, func(i, j int32) int { return Compare(&run[i], &run[j]) })
+			tmp = append(tmp[:0], run...)
+			for k, i := range perm {
+				run[k] = tmp[i]
+			}
+		}
+		lo = hi
+	}
+}
+
+func isSorted(es []Entry) bool {
+	for i := 1; i < len(es); i++ {
+		if Compare(&es[i-1], &es[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sorted returns s's entries sorted by Compare (s's own slice when it
+// already is).
+func sorted(s *State) []Entry {
+	if s == nil {
+		return nil
+	}
+	if isSorted(s.Entries) {
+		return s.Entries
+	}
+	c := &State{Entries: slices.Clone(s.Entries)}
+	c.sort()
+	return c.Entries
 }
 
 // Table returns the entries of the named table (a sub-slice of Entries).

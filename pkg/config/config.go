@@ -92,7 +92,8 @@ type NextHop struct {
 }
 
 // LocalPool is a region's server pool: contiguous server ids, a power-of-two
-// count, the first id aligned to 4 when there are 4 or more servers.
+// count, the first id a multiple of min(count, 4) (docs/PIPELINE.md "Pool
+// layout").
 type LocalPool struct {
 	// Servers are the pool's servers.
 	Servers []Server `json:"servers"`
@@ -128,7 +129,9 @@ type Server struct {
 	IP  IPv4 `json:"ip"`
 }
 
-// Remote is a region reached through a gateway.
+// Remote is a region reached through a gateway. Capacity is passed to
+// forward_remote but the current program does not use it (only local pools
+// count outstanding requests).
 type Remote struct {
 	Port     int   `json:"port"`
 	MAC      MAC   `json:"mac"`

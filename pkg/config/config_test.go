@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -117,7 +118,8 @@ func TestParseRejects(t *testing.T) {
 		{"no next hop", "    next_hop:\n      remote: {port: 2, mac: \"02:00:00:00:01:01\", ip: 10.1.0.1}\n", "    next_hop: {}\n", "next_hop: {}", "want exactly one of local or remote"},
 		{"pool not power of two", "          - {id: 3, port: 1, mac: \"02:00:00:00:00:04\", ip: 10.0.0.13}\n", "", "servers:", "pool of 3 servers: the size must be a power of two"},
 		{"pool not contiguous", "{id: 3, port: 1,", "{id: 5, port: 1,", "servers:", "server ids must be contiguous: 0,1,2,5 (missing 3)"},
-		{"pool misaligned", "{id: 0, port: 1,", "{id: 4, port: 1,", "servers:", "pool of 4 servers starts at id 1: with 4 or more servers the first id must be a multiple of 4"},
+		{"pool misaligned", "{id: 0, port: 1,", "{id: 4, port: 1,", "servers:", "pool of 4 servers starts at id 1: the first id must be a multiple of 4"},
+		{"pair misaligned", "          - {id: 0, port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.10}\n          - {id: 1, port: 1, mac: \"02:00:00:00:00:02\", ip: 10.0.0.11}\n          - {id: 2, port: 1, mac: \"02:00:00:00:00:03\", ip: 10.0.0.12}\n          - {id: 3, port: 1, mac: \"02:00:00:00:00:04\", ip: 10.0.0.13}\n", "          - {id: 1, port: 1, mac: \"02:00:00:00:00:02\", ip: 10.0.0.11}\n          - {id: 2, port: 1, mac: \"02:00:00:00:00:03\", ip: 10.0.0.12}\n", "servers:", "pool of 2 servers starts at id 1: the first id must be a multiple of 2"},
 		{"server id too large", "{id: 0, port: 1,", "{id: 1024, port: 1,", "{id: 1024", "servers[0].id: server id 1024 out of range 0..1023"},
 		{"duplicate server", "{id: 3, port: 1,", "{id: 2, port: 1,", "{id: 2, port: 1, mac: \"02:00:00:00:00:04\"", "duplicate server id 2"},
 		{"port too large", "remote: {port: 2,", "remote: {port: 512,", "remote: {port: 512", "next_hop.remote.port: port 512 out of range 0..511"},
@@ -284,5 +286,23 @@ func TestAliasBomb(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("parser still expanding aliases after 10 s")
+	}
+}
+
+// TestLimitsMatchSchema: the table sizes validation checks against are the
+// program's.
+func TestLimitsMatchSchema(t *testing.T) {
+	prog := pipeline.Schema()
+	for name, want := range map[string]int{
+		pipeline.TableSLAFeasibility: feasibility,
+		pipeline.TableCarbonRank:     rankSize,
+		pipeline.TableClientSite:     siteSize,
+		pipeline.TableL3Forward:      l3Size,
+		pipeline.TableL2Forward:      l2Size,
+	} {
+		tb, ok := prog.Table(name)
+		if !ok || tb.Size != want {
+			t.Errorf("%s: schema size %d, validation uses %d", name, tb.Size, want)
+		}
 	}
 }

@@ -32,6 +32,8 @@ const (
 	feasibility = 4096
 	rankSize    = 4096
 	siteSize    = pipeline.MaxSites
+	l3Size      = 16384
+	l2Size      = 1024
 )
 
 type problems struct{ list []Problem }
@@ -231,8 +233,8 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 		}
 		if n&(n-1) != 0 {
 			p.add(path+".servers", "pool of %d servers: the size must be a power of two (1, 2, 4, 8, …)", n)
-		} else if n >= pipeline.Candidates && base%pipeline.Candidates != 0 {
-			p.add(path+".servers", "pool of %d servers starts at id %d: with 4 or more servers the first id must be a multiple of 4", n, base)
+		} else if align := min(n, pipeline.Candidates); base%align != 0 {
+			p.add(path+".servers", "pool of %d servers starts at id %d: the first id must be a multiple of %d (pools are aligned to min(size, 4))", n, base, align)
 		}
 	}
 	if _, ok := pipeline.ParsePolicy(pool.Policy); !ok {
@@ -476,6 +478,12 @@ func (c *Config) validateSchedule(p *problems) {
 }
 
 func (c *Config) validateRoutes(p *problems) {
+	if n := len(c.Routes.L3); n > l3Size {
+		p.add("routes.l3", "%d routes, l3_forward holds %d", n, l3Size)
+	}
+	if n := len(c.Routes.L2); n > l2Size {
+		p.add("routes.l2", "%d routes, l2_forward holds %d", n, l2Size)
+	}
 	seen := map[string]int{}
 	for i, r := range c.Routes.L3 {
 		path := idx("routes.l3", i)
