@@ -11,9 +11,14 @@ import (
 	"testing"
 	"time"
 
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
+	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
+	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 // When run as a fake simple_switch_grpc (P4CTL_FAKE_BMV2=1), the test
@@ -138,4 +143,35 @@ func TestFind(t *testing.T) {
 	if p, err := bmv2harness.Find(); err != nil || p != "/bin/true" {
 		t.Fatalf("Find = %q %v", p, err)
 	}
+}
+
+// The conformance suite through the harness (namespace dialer, one client
+// per controller) against the fake switch: the path TestBMv2 takes.
+func TestConformanceThroughHarness(t *testing.T) {
+	needRoot(t)
+	t.Setenv("P4CTL_FAKE_BMV2", "1")
+	sw := startFake(t)
+	conformance.Run(t, conformance.Conn{
+		Name: "fake switch in a namespace",
+		Dial: func(t testing.TB, opts ...p4rt.Option) *p4rt.Client {
+			c, err := sw.Client(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			return c
+		},
+		Pipeline: &p4v1.ForwardingPipelineConfig{P4Info: p4rttest.ProgramP4Info()},
+	})
+}
+
+func startFake(t *testing.T) *bmv2harness.Switch {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sw, err := bmv2harness.Start(ctx, bmv2harness.Config{Binary: os.Args[0], LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Stop() })
+	return sw
 }
