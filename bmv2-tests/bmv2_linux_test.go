@@ -24,6 +24,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 
@@ -251,10 +252,16 @@ func TestPacketCases(t *testing.T) {
 			if stray, err := readAll(pp, quiet, quiet); err != nil || len(stray) > 0 {
 				t.Logf("before the case: %d stray frames (%v)", len(stray), err)
 			}
+			skipped := 0
 			for i, p := range cs.Packets {
 				in, ok := byPort[p.Port]
 				if !ok {
 					t.Fatalf("packet %d: no port %d", i, p.Port)
+				}
+				if len(p.Frame) < afpacket.MinFrame {
+					t.Logf("packet %d (%s): a %d-byte frame cannot be sent on a real port; skipped on both targets", i, p.Note, len(p.Frame))
+					skipped++
+					continue
 				}
 				if err := in.send(p.Frame); err != nil {
 					t.Fatal(err)
@@ -274,7 +281,10 @@ func TestPacketCases(t *testing.T) {
 					fail("%s: BMv2 differs from the case's expectation:\n  BMv2:     %v\n  expected: %v", where, b, x)
 				}
 			}
-			compareState(ctx, t, c, emb, cs, fail)
+			if skipped > 0 {
+				t.Logf("%d packets skipped: counters are compared with the embedded target only", skipped)
+			}
+			compareState(ctx, t, c, emb, cs, skipped == 0, fail)
 		})
 	}
 	var agree, disagree []string
@@ -293,9 +303,9 @@ func TestPacketCases(t *testing.T) {
 }
 
 // compareState compares every counter cell (the case lists the non-zero
-// ones) and the listed register cells on BMv2 with the expectation and the
-// embedded target.
-func compareState(ctx context.Context, t *testing.T, c *p4rt.Client, emb *dataplane.Switch, cs pc.Case, fail func(string, ...any)) {
+// ones) and the listed register cells on BMv2 with the embedded target and,
+// when vsExpected, with the case's expectation.
+func compareState(ctx context.Context, t *testing.T, c *p4rt.Client, emb *dataplane.Switch, cs pc.Case, vsExpected bool, fail func(string, ...any)) {
 	t.Helper()
 	want := map[string]map[uint64]uint64{}
 	for _, w := range cs.Counters {
@@ -325,7 +335,7 @@ func compareState(ctx context.Context, t *testing.T, c *p4rt.Client, emb *datapl
 			if got[i] != ep {
 				fail("counter %s[%s]: BMv2 %d packets, embedded %d", ctr.Name, name, got[i], ep)
 			}
-			if w := want[ctr.Name][i]; got[i] != w {
+			if w := want[ctr.Name][i]; vsExpected && got[i] != w {
 				fail("counter %s[%s]: BMv2 %d packets, expected %d", ctr.Name, name, got[i], w)
 			}
 		}
@@ -339,7 +349,7 @@ func compareState(ctx context.Context, t *testing.T, c *p4rt.Client, emb *datapl
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cells[0].Value != ev || cells[0].Value != r.Value {
+		if cells[0].Value != ev || (vsExpected && cells[0].Value != r.Value) {
 			fail("register %s[%d]: BMv2 %d, embedded %d, expected %d", r.Register, r.Index, cells[0].Value, ev, r.Value)
 		}
 	}

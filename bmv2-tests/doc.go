@@ -8,6 +8,10 @@
 //     bytes of every emitted frame (rewritten and switch-set header fields),
 //     counters and registers — to equal both the case's expectation and the
 //     embedded target's.
+//   - TestCompiledConfig pushes the Mininet testbed's compiled tables
+//     (pkg/compiler output for mininet/testbed.yaml) to both targets and
+//     requires identical bindings, the plan's regions, forwarded replies and
+//     released slots.
 //   - TestConformance runs the P4Runtime conformance suite
 //     (pkg/p4rt/conformance) against BMv2.
 //
@@ -24,4 +28,11 @@
 //	source /opt/p4/env.sh   # PATH/LD_LIBRARY_PATH of a local BMv2 build
 //	make p4                 # p4c outputs
 //	sudo -E go test ./bmv2-tests -v
+//
+// The plumbing (harness, AF_PACKET injection and capture, comparisons) can
+// be exercised without BMv2 by pointing P4CTL_BMV2 at mininet/standin (the
+// embedded target on AF_PACKET ports) and P4CTL_P4BUILD at a directory with
+// `testbedctl p4info` output as p4ctl.p4info.txtpb and any p4ctl.json; the
+// packet cases and the compiled configuration must then agree trivially,
+// and TestConformance fails by design (it expects BMv2's quirks).
 package bmv2tests

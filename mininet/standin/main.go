@@ -13,28 +13,26 @@
 //
 // Results of such a run are results of the embedded target, never of BMv2,
 // and must be labelled so. Accepted options: --no-p4, --device-id N,
-// --thrift-port N (ignored), -i PORT@IFACE (repeatable), and after "--":
-// --grpc-server-addr HOST:PORT, --cpu-port N.
+// -i PORT@IFACE (repeatable), and after "--": --grpc-server-addr HOST:PORT,
+// --cpu-port N; --thrift-port, --log-file, --log-level, --log-flush,
+// --log-console and --notifications-addr are accepted and ignored (so
+// pkg/p4rt/bmv2harness and bmv2-tests can start it too).
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
+	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
 )
 
 type options struct {
@@ -64,8 +62,9 @@ func parseArgs(args []string) (options, error) {
 			if v, err = next(&i); err == nil {
 				o.deviceID, err = strconv.ParseUint(v, 10, 64)
 			}
-		case "--thrift-port":
-			_, err = next(&i)
+		case "--thrift-port", "--log-file", "--log-level", "--notifications-addr":
+			_, err = next(&i) // accepted and ignored
+		case "--log-flush", "--log-console":
 		case "--grpc-server-addr":
 			o.grpcAddr, err = next(&i)
 		case "--cpu-port":
@@ -93,24 +92,6 @@ func parseArgs(args []string) (options, error) {
 	return o, nil
 }
 
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-func openPort(ifc string) (int, error) {
-	ni, err := net.InterfaceByName(ifc)
-	if err != nil {
-		return -1, err
-	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
-	if err != nil {
-		return -1, fmt.Errorf("AF_PACKET socket: %w", err)
-	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ni.Index}); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("bind %s: %w", ifc, err)
-	}
-	return fd, nil
-}
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "standin:", err)
@@ -128,45 +109,36 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fds := map[uint32]int{}
+	ports := map[uint32]*afpacket.Port{}
 	for port, ifc := range o.ports {
-		fd, err := openPort(ifc)
+		p, err := afpacket.Open(ifc, false)
 		if err != nil {
 			return fmt.Errorf("port %d: %w", port, err)
 		}
-		fds[port] = fd
+		ports[port] = p
 	}
 	srv := p4rtserver.New(sw, p4rtserver.WithAddress(o.grpcAddr), p4rtserver.WithDeviceID(o.deviceID))
 	lis, err := srv.Listen()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "standin: embedded p4ctl target (NOT BMv2), P4Runtime on %s, %d ports\n", lis.Addr(), len(fds))
+	fmt.Fprintf(os.Stderr, "standin: embedded p4ctl target (NOT BMv2), P4Runtime on %s, %d ports\n", lis.Addr(), len(ports))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var wmu sync.Mutex // one writer at a time per process is plenty here
-	for port, fd := range fds {
+	for port, p := range ports {
 		go func() {
 			buf := make([]byte, 65536)
 			for {
-				n, from, err := unix.Recvfrom(fd, buf, 0)
+				frame, err := p.Recv(buf)
 				if err != nil {
-					if errors.Is(err, unix.EINTR) {
-						continue
-					}
 					return
 				}
-				if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-					continue
-				}
-				out := sw.Inject(port, buf[:n])
+				out := sw.Inject(port, frame)
 				if out.Verdict == program.Dropped {
 					continue
 				}
-				if efd, ok := fds[out.Port]; ok {
-					wmu.Lock()
-					_, _ = unix.Write(efd, out.Frame)
-					wmu.Unlock()
+				if ep, ok := ports[out.Port]; ok {
+					_ = ep.Send(out.Frame)
 				}
 			}
 		}()
