@@ -220,7 +220,9 @@ func (f *Fabric) build(h *host, sport uint16, r netip.AddrPort, payload []byte) 
 
 // inject runs frame through the switch and delivers what comes out.
 func (f *Fabric) inject(port uint32, frame []byte) {
-	f.injected.Add(1)
+	// Counted once fully handled, so a reader that sees Injected = n sees
+	// every other counter of those n frames too.
+	defer f.injected.Add(1)
 	out := f.sw.Inject(port, frame)
 	if out.Verdict == program.Dropped {
 		f.dropMu.Lock()
