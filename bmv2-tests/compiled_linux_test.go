@@ -143,13 +143,14 @@ func TestCompiledConfig(t *testing.T) {
 			}
 		}
 	}
-	cells, err := c.ReadRegister(ctx, pipeline.RegisterServerOutstanding, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cell := range cells {
-		if cell.Value != 0 {
-			t.Errorf("BMv2 server_outstanding[%d] = %d after every reply", cell.Index, cell.Value)
+	read := regReader(sw, c)
+	for _, s := range topo.Servers {
+		v, err := read(ctx, pipeline.RegisterServerOutstanding, s.ServerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != 0 {
+			t.Errorf("BMv2 server_outstanding[%d] = %d after every reply", s.ServerID, v)
 		}
 	}
 	ev, err := c.ReadCounter(ctx, pipeline.CounterDispatchEvents, int64(pipeline.EventReplyReleased))

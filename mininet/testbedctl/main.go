@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -218,6 +220,8 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	addr := fs.String("grpc", "127.0.0.1:9559", "P4Runtime address")
 	deviceID := fs.Uint64("device-id", 1, "P4Runtime device id")
 	servers := fs.Int("servers", pipeline.MaxServers, "server ids to show (0..servers-1)")
+	cli := fs.String("cli", "simple_switch_CLI", "BMv2 CLI for register reads when P4Runtime does not implement them")
+	thrift := fs.Int("thrift-port", testbed.DefaultThriftPort, "BMv2 Thrift port (for -cli)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -252,14 +256,25 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintln(out)
 	held := 0
 	for _, reg := range []string{pipeline.RegisterServerOutstanding, pipeline.RegisterRegionOutstanding} {
+		var vals []uint64
 		cells, err := c.ReadRegister(ctx, reg, -1)
-		if err != nil {
+		switch {
+		case err == nil:
+			for _, cell := range cells {
+				vals = append(vals, cell.Value)
+			}
+		case status.Code(err) == codes.Unimplemented:
+			// BMv2's PI server: "Register reads are not supported yet".
+			if vals, err = testbed.ReadRegisterCLI(ctx, nil, *cli, *thrift, reg, -1); err != nil {
+				return fmt.Errorf("P4Runtime cannot read registers here and the CLI failed: %w", err)
+			}
+		default:
 			return err
 		}
-		for _, cell := range cells {
-			if cell.Value != 0 {
+		for i, v := range vals {
+			if v != 0 {
 				held++
-				fmt.Fprintf(out, "%s[%d] = %d\n", reg, cell.Index, cell.Value)
+				fmt.Fprintf(out, "%s[%d] = %d\n", reg, i, v)
 			}
 		}
 	}
