@@ -71,6 +71,10 @@ p4: ## Compile the v1model P4 program (needs p4c-bm2-ss on PATH) into p4src/buil
 	@sha256sum $(P4_SOURCES) > p4src/build/SOURCES.sha256
 	@echo "wrote $(P4_OUT)/p4ctl.json, $(P4_OUT)/p4ctl.p4info.txtpb, p4src/build/SOURCES.sha256"
 
+.PHONY: mininet
+mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_DURATION=30s for a short run
+	@mininet/run.sh
+
 .PHONY: clean
 clean: ## Remove build outputs
 	rm -rf bin out

@@ -58,6 +58,7 @@ type Config struct {
 	DeviceID uint64   // default 1
 	GRPCPort int      // P4Runtime port inside the namespace; default 9559
 	Ports    int      // number of switch ports (veth pairs); default 2
+	PortIDs  []int    // explicit switch port numbers (overrides Ports); Hosts follow their order
 	CPUPort  int      // --cpu-port for PacketIn/PacketOut; 0 = none
 	LogDir   string   // where the switch log goes; default a new temp dir
 	Extra    []string // extra simple_switch_grpc options (before "--")
@@ -68,7 +69,7 @@ type Switch struct {
 	NetNS    string   // namespace name
 	Addr     string   // P4Runtime address inside NetNS
 	DeviceID uint64   // P4Runtime device id
-	Hosts    []string // per switch port, the peer interface inside NetNS
+	Hosts    []string // per switch port (in Config.PortIDs order), the peer interface inside NetNS
 	Log      string   // switch log file
 	LogDir   string
 
@@ -173,7 +174,13 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		"--device-id", strconv.FormatUint(cfg.DeviceID, 10),
 		"--log-file", strings.TrimSuffix(s.Log, ".log"), "--log-flush", "--log-level", "info",
 		"--notifications-addr", "ipc://" + filepath.Join(cfg.LogDir, "notifications.ipc")}
-	for i := range cfg.Ports {
+	ids := cfg.PortIDs
+	if len(ids) == 0 {
+		for i := range cfg.Ports {
+			ids = append(ids, i)
+		}
+	}
+	for _, i := range ids {
 		sw, host := fmt.Sprintf("sw%d", i), fmt.Sprintf("h%d", i)
 		if err := ip(ctx, "-n", s.NetNS, "link", "add", sw, "type", "veth", "peer", "name", host); err != nil {
 			return fail(err)

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# make mininet: the p4ctl testbed on BMv2 in Mininet (mininet/README.md).
+#
+# Needs root, Mininet (Debian package, /usr/bin/python3), BMv2's
+# simple_switch_grpc (P4CTL_BMV2 or PATH; /opt/p4/env.sh is sourced when
+# present) and the p4c outputs in p4src/build/v1model (make p4). Without them
+# it says what is missing in one line and exits 1 having started nothing.
+#
+# Knobs (environment):
+#   MININET_DURATION  loadgen duration per client (default 120s)
+#   MININET_RATE      requests/s per client (default 50)
+#   MININET_HOUR      carbon hour the tables are compiled for (default 2022-01-10T00:00:00Z)
+#   MININET_SCALE     latency scale: emulated delay = P95 × scale (default 0.1)
+#   MININET_EXEC_MIX  loadgen exec-class mix (default 0:100)
+#   MININET_DELAY     auto | netem | serve (how delays are applied; default auto)
+#   MININET_OUT       output directory (default out/mininet)
+#   MININET_P4INFO, MININET_BMV2_JSON  override the p4c outputs (default p4src/build/v1model/p4ctl.*)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${MININET_DURATION:-120s}
+RATE=${MININET_RATE:-50}
+HOUR=${MININET_HOUR:-2022-01-10T00:00:00Z}
+SCALE=${MININET_SCALE:-0.1}
+EXEC_MIX=${MININET_EXEC_MIX:-0:100}
+DELAY=${MININET_DELAY:-auto}
+CONFIG=${MININET_CONFIG:-mininet/testbed.yaml}
+OUT=${MININET_OUT:-out/mininet}
+P4INFO=${MININET_P4INFO:-p4src/build/v1model/p4ctl.p4info.txtpb}
+BMV2_JSON=${MININET_BMV2_JSON:-p4src/build/v1model/p4ctl.json}
+
+if [[ -f /opt/p4/env.sh ]]; then
+  # shellcheck disable=SC1091
+  source /opt/p4/env.sh
+fi
+BMV2=${P4CTL_BMV2:-$(command -v simple_switch_grpc || true)}
+
+missing=()
+[[ $(id -u) == 0 ]] || missing+=("root")
+/usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing+=("Mininet for /usr/bin/python3 (apt-get install mininet)")
+[[ -n $BMV2 && -x $BMV2 ]] || missing+=("BMv2 simple_switch_grpc (set P4CTL_BMV2 or put it on PATH)")
+[[ -f $P4INFO && -f $BMV2_JSON ]] || missing+=("p4c outputs $BMV2_JSON and $P4INFO (make p4)")
+command -v ethtool >/dev/null || missing+=("ethtool")
+if ((${#missing[@]})); then
+  msg=$(printf '%s; ' "${missing[@]}")
+  echo "make mininet: cannot run, missing: ${msg%; }" >&2
+  exit 1
+fi
+
+mkdir -p "$OUT/bin"
+PIDS=$OUT/pids
+
+# Backstop cleanup: stop, by pid, anything a run recorded that is still
+# alive (the topology script tears down itself; this covers it being
+# killed). Only processes whose command line is ours are touched.
+cleanup() {
+  [[ -f $PIDS ]] || return 0
+  local pid cmd
+  while read -r pid; do
+    [[ -n $pid && -r /proc/$pid/cmdline ]] || continue
+    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+    case $cmd in
+      *mininet:* | *simple_switch_grpc* | *"$OUT/bin/p4ctl"*) kill -TERM "$pid" 2>/dev/null || true ;;
+    esac
+  done <"$PIDS"
+  while read -r pid; do
+    [[ -n $pid && -r /proc/$pid/cmdline ]] || continue
+    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+    case $cmd in
+      *mininet:* | *simple_switch_grpc* | *"$OUT/bin/p4ctl"*) kill -KILL "$pid" 2>/dev/null || true ;;
+    esac
+  done <"$PIDS"
+  rm -f "$PIDS"
+}
+cleanup # a previous run that was killed
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "*** building p4ctl and testbedctl"
+go build -o "$OUT/bin/p4ctl" ./cmd/p4ctl
+go build -o "$OUT/bin/testbedctl" ./mininet/testbedctl
+rm -f "$OUT"/loadgen-*.json "$OUT"/loadgen-*.txt "$OUT"/serve-*
+"$OUT/bin/testbedctl" topo -config "$CONFIG" -scale "$SCALE" >"$OUT/topology.json"
+
+echo "*** starting Mininet with BMv2 ($BMV2)"
+/usr/bin/python3 mininet/p4ctl_topo.py \
+  --topology "$OUT/topology.json" --config "$CONFIG" --hour "$HOUR" \
+  --bmv2 "$BMV2" --p4info "$P4INFO" --bmv2-json "$BMV2_JSON" \
+  --bin "$OUT/bin" --out "$OUT" \
+  --duration "$DURATION" --rate "$RATE" --exec-mix "$EXEC_MIX" --delay-mode "$DELAY"
+
+echo "*** routing and carbon summary ($OUT/summary.txt)"
+"$OUT/bin/testbedctl" summary -config "$CONFIG" -hour "$HOUR" -topology "$OUT/topology.json" "$OUT"/loadgen-*.json | tee "$OUT/summary.txt"

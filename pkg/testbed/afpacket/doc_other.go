@@ -1,0 +1,5 @@
+//go:build !linux
+
+// Package afpacket is raw Ethernet I/O for the testbeds; it exists on
+// Linux only (AF_PACKET).
+package afpacket

@@ -1,0 +1,158 @@
+// Package testbed holds what the p4ctl testbeds share: compiling a
+// controller configuration for one hour and writing the result to a switch
+// over P4Runtime (Compile, Push), the testbed topology derived from a
+// configuration (Plan: client hosts, region servers, emulated latencies) for
+// the loopback fabric and Mininet, and the carbon accounting of a load
+// generator run (Carbon).
+//
+// Push is the stand-in for `p4ctl push pipeline` and `p4ctl run --replay`
+// until those commands land: it sets the pipeline (optional) and writes
+// compiler.State entries through pkg/p4rt exactly as the controller will.
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+)
+
+// Compiled is a configuration compiled for one hour.
+type Compiled struct {
+	State  *compiler.State
+	Carbon compiler.Carbon
+	Hour   time.Time // the hour of the carbon source used (mapped into its period)
+}
+
+// Compile compiles cfg for the hour containing at (mapped into the carbon
+// source's period as compiler.HourIn does), under epoch.
+func Compile(cfg *config.Config, at time.Time, epoch uint8) (*Compiled, error) {
+	src, err := cfg.OpenCarbon()
+	if err != nil {
+		return nil, err
+	}
+	hour, ok := compiler.HourIn(src.Period(), at)
+	if !ok {
+		return nil, fmt.Errorf("compile: %s is outside the carbon source's period %v", at.Format(time.RFC3339), src.Period())
+	}
+	c, err := compiler.Snapshot(cfg, src, hour)
+	if err != nil {
+		return nil, err
+	}
+	in, err := compiler.NewInput(cfg, c, epoch)
+	if err != nil {
+		return nil, err
+	}
+	st, err := compiler.Compile(in)
+	if err != nil {
+		return nil, err
+	}
+	return &Compiled{State: st, Carbon: c, Hour: hour}, nil
+}
+
+// TableEntry converts one compiler entry into a P4Runtime table entry
+// using the switch's P4Info index (don't-care matches are omitted, values
+// canonical, as pkg/p4rt's EntryBuilder does).
+func TableEntry(idx *p4rt.Index, e compiler.Entry) (*p4v1.TableEntry, error) {
+	b := idx.TableEntry(e.Table)
+	for _, m := range e.Match {
+		switch m.Kind {
+		case pipeline.Exact:
+			b.Exact(m.Field, m.Value)
+		case pipeline.LPM:
+			b.LPM(m.Field, m.Value, m.PrefixLen)
+		case pipeline.Ternary:
+			b.Ternary(m.Field, m.Value, m.Mask)
+		case pipeline.Range:
+			b.Range(m.Field, m.Value, m.High)
+		case pipeline.Optional:
+			b.Optional(m.Field, m.Value)
+		default:
+			return nil, fmt.Errorf("entry %v: match kind %q", e, m.Kind)
+		}
+	}
+	if e.Default {
+		b.Default()
+	} else if e.Priority != 0 {
+		b.Priority(e.Priority)
+	}
+	params := make([]p4rt.ActionParam, len(e.Params))
+	for i, p := range e.Params {
+		params[i] = p4rt.Param(p.Name, p.Value)
+	}
+	b.Action(e.Action, params...)
+	te, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("entry %v: %w", e, err)
+	}
+	return te, nil
+}
+
+// Updates converts a state into P4Runtime updates for a switch that holds
+// none of it yet: INSERT for entries, MODIFY for default actions.
+func Updates(idx *p4rt.Index, s *compiler.State) ([]*p4v1.Update, error) {
+	out := make([]*p4v1.Update, 0, len(s.Entries))
+	for _, e := range s.Entries {
+		te, err := TableEntry(idx, e)
+		if err != nil {
+			return nil, err
+		}
+		op := p4v1.Update_INSERT
+		if e.Default {
+			op = p4v1.Update_MODIFY
+		}
+		out = append(out, &p4v1.Update{Type: op, Entity: p4rt.TableEntity(te)})
+	}
+	return out, nil
+}
+
+// Push makes the switch behind c hold state s: it reads what the switch
+// has and writes only the difference (pkg/p4rt's Reconcile), so it may be
+// run again against a switch that already holds some or all of s. c must be
+// primary.
+func Push(ctx context.Context, c *p4rt.Client, s *compiler.State) (p4rt.Plan, error) {
+	idx, err := c.Index(ctx)
+	if err != nil {
+		return p4rt.Plan{}, fmt.Errorf("push: %w", err)
+	}
+	desired := make([]*p4v1.TableEntry, 0, len(s.Entries))
+	for _, e := range s.Entries {
+		te, err := TableEntry(idx, e)
+		if err != nil {
+			return p4rt.Plan{}, fmt.Errorf("push: %w", err)
+		}
+		desired = append(desired, te)
+	}
+	plan, err := c.Reconcile(ctx, desired, p4rt.ReconcileOptions{})
+	if err != nil {
+		return plan, fmt.Errorf("push: %w", err)
+	}
+	return plan, nil
+}
+
+// Connect dials a P4Runtime server on loopback (or in the caller's network
+// namespace), arbitrates with election id 1 and waits until primary.
+func Connect(ctx context.Context, addr string, deviceID uint64) (*p4rt.Client, error) {
+	c, err := p4rt.Dial(addr, p4rt.WithDeviceID(deviceID), p4rt.WithElectionID(p4rt.Election(1)))
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.Arbitrate(ctx)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("arbitrate with %s: %w", addr, err)
+	}
+	if !st.Primary {
+		if _, err := c.WaitPrimary(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("become primary on %s: %w", addr, err)
+		}
+	}
+	return c, nil
+}
