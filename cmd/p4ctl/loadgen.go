@@ -127,7 +127,7 @@ func (o *loadgenOptions) Validate() error {
 // Run generates the load and prints the summary.
 func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 	if !o.NoProgress {
-		if bar := newProgress(s.Err, "loadgen"); bar != nil {
+		if bar := newProgressBar(s.Err, "loadgen"); bar != nil {
 			bar.ChangeMax(int(o.cfg.Duration / time.Millisecond))
 			o.cfg.Progress = func(p loadgen.Progress) {
 				bar.Describe(fmt.Sprintf("loadgen: %d sent, %d answered", p.Sent, p.Done))

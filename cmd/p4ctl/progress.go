@@ -9,14 +9,14 @@ import (
 	"golang.org/x/term"
 )
 
-// newProgress returns a progress callback drawing a bar on w when w is a
-// terminal (nil otherwise) and a function that clears the bar.
-func newProgress(w io.Writer, desc string) (func(done, total int), func()) {
+// newProgressBar returns a progress bar drawing on w when w is a terminal,
+// and nil otherwise (pipes, files, tests), so output stays clean.
+func newProgressBar(w io.Writer, desc string) *progressbar.ProgressBar {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil, func() {}
+		return nil
 	}
-	bar := progressbar.NewOptions(1,
+	return progressbar.NewOptions(1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowCount(),
@@ -24,6 +24,15 @@ func newProgress(w io.Writer, desc string) (func(done, total int), func()) {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// newProgress returns a progress callback drawing a bar on w when w is a
+// terminal (nil otherwise) and a function that clears the bar.
+func newProgress(w io.Writer, desc string) (func(done, total int), func()) {
+	bar := newProgressBar(w, desc)
+	if bar == nil {
+		return nil, func() {}
+	}
 	finished := false
 	return func(done, total int) {
 			if total > bar.GetMax() {
