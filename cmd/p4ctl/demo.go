@@ -111,13 +111,13 @@ func (o *demoOptions) Validate() error {
 	}
 	v, err := parseSpeed(o.Speed)
 	if err != nil {
-		return usageErrorf("--speed %v", err)
+		return usageErrorf("--speed %w", err)
 	}
 	o.speed = v
 	if o.Start != "" {
 		t, err := parseHour(o.Start)
 		if err != nil {
-			return usageErrorf("--start: %v", err)
+			return usageErrorf("--start: %w", err)
 		}
 		o.start = t
 	}

@@ -113,15 +113,15 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
 	}
 	metric, err := regions.ParseMetric(o.metric)
 	if err != nil {
-		return usageErrorf("--metric: %v", err)
+		return usageErrorf("--metric: %w", err)
 	}
 	fill, err := regions.ParseFill(o.fill)
 	if err != nil {
-		return usageErrorf("--fill: %v", err)
+		return usageErrorf("--fill: %w", err)
 	}
 	cm, err := regions.ParseColdMissing(o.coldMissing)
 	if err != nil {
-		return usageErrorf("--cold-missing: %v", err)
+		return usageErrorf("--cold-missing: %w", err)
 	}
 	var period regions.Period
 	switch {
@@ -129,14 +129,14 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
 		return usageErrorf("--period and --from/--to are exclusive")
 	case o.period != "":
 		if period, err = regions.ParseMonth(o.period); err != nil {
-			return usageErrorf("--period: %v", err)
+			return usageErrorf("--period: %w", err)
 		}
 	case o.from != "" || o.to != "":
 		if o.from == "" || o.to == "" {
 			return usageErrorf("--from and --to go together")
 		}
 		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
-			return usageErrorf("--from/--to: %v", err)
+			return usageErrorf("--from/--to: %w", err)
 		}
 	}
 	var src regions.CarbonSource
@@ -213,14 +213,14 @@ func (o *evalCarbonOptions) Validate() error {
 		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
 	}
 	if err := o.cfg.Options.Validate(); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	if !(o.capShare > 0 && o.capShare <= 1) {
 		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
 	}
 	for _, p := range o.pools {
 		if _, err := regions.PoolOf(p); err != nil {
-			return usageErrorf("--pools: %v", err)
+			return usageErrorf("--pools: %w", err)
 		}
 	}
 	return nil

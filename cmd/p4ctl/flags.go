@@ -66,7 +66,7 @@ func (h *hourFlags) validate() error {
 	if h.At != "" {
 		t, err := parseHour(h.At)
 		if err != nil {
-			return usageErrorf("--at: %v", err)
+			return usageErrorf("--at: %w", err)
 		}
 		h.at = t
 	}

@@ -79,7 +79,7 @@ func (o *planOptions) Complete() error {
 		}
 		p, err := regions.ParsePolicy(name)
 		if err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 		o.policy = &p
 	}

@@ -96,7 +96,7 @@ func (o *pushPipelineOptions) Validate() error {
 	}
 	a, err := p4rt.ParsePipelineAction(o.Action)
 	if err != nil {
-		return usageErrorf("--action: %v", err)
+		return usageErrorf("--action: %w", err)
 	}
 	o.action = a
 	return nil

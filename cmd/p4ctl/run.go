@@ -179,14 +179,14 @@ func (o *runOptions) Validate() error {
 	if o.Replay != "" {
 		t, err := parseHour(o.Replay)
 		if err != nil {
-			return usageErrorf("--replay: %v", err)
+			return usageErrorf("--replay: %w", err)
 		}
 		start = t
 	}
 	if o.Speed != "" {
 		v, err := parseSpeed(o.Speed)
 		if err != nil {
-			return usageErrorf("--speed %v", err)
+			return usageErrorf("--speed %w", err)
 		}
 		speed = v
 	}
@@ -195,7 +195,7 @@ func (o *runOptions) Validate() error {
 	}
 	clk, err := controller.NewReplayClock(start, speed)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	o.clock = clk
 	o.schedule = controller.Schedule{Replay: true, Start: start, Hours: hours}

@@ -92,7 +92,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	}
 	kind, err := dist.ParseServiceKind(f.service)
 	if err != nil {
-		return c, usageErrorf("--service: %v", err)
+		return c, usageErrorf("--service: %w", err)
 	}
 	c.Hosts, c.CoresPerHost, c.Load = f.hosts, f.coresPerHost, f.load
 	c.ArrivalCV, c.ArrivalKind = f.arrivalCV, dist.ArrivalKind(f.arrivalKind)
@@ -110,7 +110,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	c.Connections, c.ZipfAlpha = f.connections, f.zipfAlpha
 	c.MigrateInterval = us(f.migrateInterval)
 	if err := c.Validate(); err != nil {
-		return c, usageErrorf("%v", err)
+		return c, usageErrorf("%w", err)
 	}
 	return c, nil
 }
@@ -239,7 +239,7 @@ func (o *simMicroOptions) Complete(args []string) error {
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 		o.parsed = append(o.parsed, q)
 	}
@@ -270,7 +270,7 @@ func (o *simMicroOptions) Validate() error {
 		c := sc
 		c.Policy = p
 		if err := c.Validate(); err != nil {
-			return usageErrorf("--policy %s: %v", p, err)
+			return usageErrorf("--policy %s: %w", p, err)
 		}
 	}
 	for _, l := range o.loads {

@@ -136,13 +136,13 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 	}
 	if o.changed("lambda") {
 		if c.Lambdas, err = parseFloats(o.lambdas); err != nil {
-			return usageErrorf("--lambda: %v", err)
+			return usageErrorf("--lambda: %w", err)
 		}
 		c.CDFLambda = maxFloat(c.Lambdas)
 	}
 	if o.changed("policy") {
 		if c.Policies, err = serverless.PolicyList(o.policies); err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 	}
 	if o.changed("notify-delay") {
@@ -153,7 +153,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 				d, err = 0, nil
 			}
 			if err != nil {
-				return usageErrorf("--notify-delay: %v", err)
+				return usageErrorf("--notify-delay: %w", err)
 			}
 			c.NotifyDelays = append(c.NotifyDelays, ms(d))
 		}
@@ -172,7 +172,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 	}
 	if o.changed("chain") {
 		if c.ChainMin, c.ChainMax, err = parseChain(o.chain); err != nil {
-			return usageErrorf("--chain: %v", err)
+			return usageErrorf("--chain: %w", err)
 		}
 	}
 	if o.changed("estimate-noise") {
@@ -210,7 +210,7 @@ func (o *simServerlessOptions) Validate() error {
 		return usageErrorf("--workers must be >= 0")
 	}
 	if err := o.cfg.Validate(); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	return nil
 }

@@ -120,7 +120,7 @@ var nsCounter atomic.Int64
 func ip(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return nil
 }
@@ -221,9 +221,9 @@ func (s *Switch) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("simple_switch_grpc exited (%v): %s", s.exitErr, s.tail())
+			return fmt.Errorf("simple_switch_grpc exited (%w): %s", s.exitErr, s.tail())
 		case <-ctx.Done():
-			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %v: %s", s.Addr, s.NetNS, last, s.tail())
+			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %w: %s", s.Addr, s.NetNS, last, s.tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 		c, err := s.Client(p4rt.WithCallTimeout(time.Second))
