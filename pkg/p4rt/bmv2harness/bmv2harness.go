@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -37,7 +38,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -115,8 +115,6 @@ func Require(t testing.TB) {
 	}
 }
 
-var nsCounter atomic.Int64
-
 func ip(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
 	if err != nil {
@@ -152,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		cfg.LogDir = d
 	}
 	s := &Switch{
-		NetNS:    fmt.Sprintf("p4ctl-bmv2-%d-%d", os.Getpid(), nsCounter.Add(1)),
+		NetNS:    fmt.Sprintf("p4ctl-bmv2-%d-%08x", os.Getpid(), rand.Uint32()), // unique without a package-level counter
 		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.GRPCPort)),
 		DeviceID: cfg.DeviceID,
 		Log:      filepath.Join(cfg.LogDir, "bmv2.log"),
