@@ -44,15 +44,7 @@ ranking under the inactive epoch, flips active_epoch in one write, waits
 send (protobuf text; -o json|yaml prints the name-based update plan), without
 arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
@@ -65,7 +57,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 }
 
 // Complete loads the configuration.
-func (o *applyOptions) Complete() error {
+func (o *applyOptions) Complete(*cobra.Command, []string) error {
 	cfg, err := loadControllerConfig(o.ConfigPath)
 	if err != nil {
 		return err

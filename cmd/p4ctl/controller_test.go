@@ -185,7 +185,7 @@ func TestRunReplicaFromHostname(t *testing.T) {
 func (o *runOptions) flagsFor(t *testing.T, cfg string) error {
 	o.ConfigPath = cfg
 	o.conn.Timeout, o.EnergyWh = time.Second, 1
-	if err := o.Complete(); err != nil {
+	if err := o.Complete(nil, nil); err != nil {
 		return err
 	}
 	return o.Validate()

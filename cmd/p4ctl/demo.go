@@ -55,15 +55,7 @@ totals, and PNG/SVG plots in --out. It checks that the switch's counters
 equal what pkg/regions' policy decides for the same requests and fails
 (exit 1) if they differ.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration (default: the built-in examples/mumbai.yaml)")
@@ -81,7 +73,7 @@ equal what pkg/regions' policy decides for the same requests and fails
 }
 
 // Complete loads the configuration (the built-in example by default).
-func (o *demoOptions) Complete() error {
+func (o *demoOptions) Complete(*cobra.Command, []string) error {
 	if o.ConfigPath == "" {
 		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {

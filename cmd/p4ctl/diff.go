@@ -39,15 +39,7 @@ active epoch, and prints what differs: + entries missing from the switch,
 It exits 0 when the switch holds exactly the desired state, 1 on drift or
 error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
@@ -58,7 +50,7 @@ error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 }
 
 // Complete loads the configuration.
-func (o *diffOptions) Complete() error {
+func (o *diffOptions) Complete(*cobra.Command, []string) error {
 	cfg, err := loadControllerConfig(o.ConfigPath)
 	if err != nil {
 		return err

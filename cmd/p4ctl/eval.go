@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -58,15 +59,7 @@ data); every output names the carbon source it used.`,
   p4ctl eval carbon --traces ../shared/data/carbon --period 2022-01
   p4ctl eval carbon --latency-model sampled -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(c); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c, s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
@@ -99,7 +92,7 @@ data); every output names the carbon source it used.`,
 }
 
 // Complete loads the carbon source and site and fills the experiment config.
-func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
+func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.quick {
 		if !c.Flags().Changed("runs") {
 			o.runs = 4
@@ -227,11 +220,11 @@ func (o *evalCarbonOptions) Validate() error {
 }
 
 // Run executes the experiment, writes plots and prints the result.
-func (o *evalCarbonOptions) Run(c *cobra.Command, s *streams) error {
+func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 	progress, done := newProgress(s.Err, "eval carbon")
 	defer done()
 	o.cfg.Progress = progress
-	res, err := carbon.Run(c.Context(), o.cfg)
+	res, err := carbon.Run(ctx, o.cfg)
 	if err != nil {
 		return err
 	}

@@ -59,16 +59,7 @@ Names come from the switch's P4Info, or from --config p4info[,device-config]
 			Use:   what,
 			Short: short,
 			Args:  cobra.NoArgs,
-			RunE: func(c *cobra.Command, _ []string) error {
-				o.what = what
-				if err := o.Complete(); err != nil {
-					return err
-				}
-				if err := o.Validate(); err != nil {
-					return err
-				}
-				return o.Run(c.Context(), s)
-			},
+			RunE:  runE(o, s),
 		}
 		if nameFlag != "" {
 			c.Flags().StringSliceVar(&o.Names, nameFlag, nil, nameHelp)
@@ -85,8 +76,12 @@ Names come from the switch's P4Info, or from --config p4info[,device-config]
 	return cmd
 }
 
-// Complete has nothing to load.
-func (o *getOptions) Complete() error { return nil }
+// Complete records which subcommand runs (entries, regions, counters or
+// registers).
+func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
+	o.what = c.Name()
+	return nil
+}
 
 // Validate checks the flags.
 func (o *getOptions) Validate() error {

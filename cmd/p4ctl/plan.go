@@ -45,15 +45,7 @@ is N hours after the schedule's replay start (or the carbon data's first
 hour). Default: the replay start in replay mode, else now. The offline model
 covers one year: other dates are mapped to the same day and hour of it.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
@@ -66,7 +58,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 }
 
 // Complete loads the configuration and resolves the flags.
-func (o *planOptions) Complete() error {
+func (o *planOptions) Complete(*cobra.Command, []string) error {
 	cfg, err := loadControllerConfig(o.ConfigPath)
 	if err != nil {
 		return err

@@ -43,15 +43,7 @@ SetForwardingPipelineConfig with the P4Info and the target's device config
 p4ctl program and checks the P4Info against it). --config p4info,json is
 p4runtime-shell's spelling of the same two files.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := pipe.Flags()
 	o.conn.add(f, p4rt.DefaultAddress, 1)
@@ -65,7 +57,7 @@ p4runtime-shell's spelling of the same two files.`,
 }
 
 // Complete splits --config into --p4info and --device-config.
-func (o *pushPipelineOptions) Complete() error {
+func (o *pushPipelineOptions) Complete(*cobra.Command, []string) error {
 	if o.Pipeline == "" {
 		return nil
 	}

@@ -70,15 +70,7 @@ writes, a backup takes over when the primary's stream ends.
 
 Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
@@ -101,7 +93,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 }
 
 // Complete loads the configuration.
-func (o *runOptions) Complete() error {
+func (o *runOptions) Complete(*cobra.Command, []string) error {
 	cfg, err := loadControllerConfig(o.ConfigPath)
 	if err != nil {
 		return err

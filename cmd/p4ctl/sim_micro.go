@@ -212,15 +212,7 @@ The same --seed gives byte-identical output.`,
   p4ctl sim micro e3 --quick -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()
 	o.scen.bind(fs, true)
@@ -234,7 +226,7 @@ The same --seed gives byte-identical output.`,
 }
 
 // Complete fills derived fields.
-func (o *simMicroOptions) Complete(args []string) error {
+func (o *simMicroOptions) Complete(_ *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)

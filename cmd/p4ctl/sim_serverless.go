@@ -73,15 +73,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
   p4ctl sim serverless notify
   p4ctl sim serverless bound --dist azure --lambda 20`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args, s); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dists, "dist", "", "distributions, comma-separated: azure, zipf, powerlaw, exp:MEAN_MS (default: the experiment's)")
@@ -108,7 +100,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 }
 
 // Complete builds the experiment configuration from the argument and flags.
-func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *streams) error {
+func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.changed = cmd.Flags().Changed
 	o.experiment = "sweep"
 	if len(args) == 1 {

@@ -41,15 +41,7 @@ the load and are not simulated.`,
 		Example: `  p4ctl tune jbsq --delay 4.5us --service-mean 5us --cores 128 --load 0.85
   p4ctl tune jbsq --delay 20us --service-mean 5us --cores 128 --load 0.85 --slo 81us --target 0.01 -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()
 	o.scen.bind(fs, false)
@@ -60,7 +52,7 @@ the load and are not simulated.`,
 }
 
 // Complete builds the scenario.
-func (o *tuneJBSQOptions) Complete() error {
+func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error {
 	if o.scen.coresPerHost < 1 || o.cores < o.scen.coresPerHost || o.cores%o.scen.coresPerHost != 0 {
 		return usageErrorf("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
 	}
