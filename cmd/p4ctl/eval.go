@@ -13,12 +13,7 @@ import (
 )
 
 func newEvalCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "eval",
-		Short: "Run the research evaluations and put our numbers beside the papers'",
-	}
-	cmd.AddCommand(newEvalCarbonCmd(s))
-	return cmd
+	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s))
 }
 
 // evalCarbonOptions are the flags of `p4ctl eval carbon`.

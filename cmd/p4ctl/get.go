@@ -31,10 +31,8 @@ type getOptions struct {
 
 func newGetCmd(s *streams) *cobra.Command {
 	o := &getOptions{}
-	cmd := &cobra.Command{
-		Use:   "get entries|regions|counters|registers",
-		Short: "Read entries, counters and registers from a switch",
-		Long: `get reads a switch over P4Runtime (read-only: no arbitration, no election id
+	cmd := groupCmd("get entries|regions|counters|registers", "Read entries, counters and registers from a switch")
+	cmd.Long = `get reads a switch over P4Runtime (read-only: no arbitration, no election id
 needed) and prints what it holds:
 
   entries     table entries (--table to narrow)
@@ -44,12 +42,7 @@ needed) and prints what it holds:
   registers   register cells (--name to narrow; zero cells with --all)
 
 Names come from the switch's P4Info, or from --config p4info[,device-config]
-(p4runtime-shell's flag).`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			return usageErrorf("get what? entries, regions, counters or registers")
-		},
-	}
+(p4runtime-shell's flag).`
 	pf := cmd.PersistentFlags()
 	o.conn.add(pf, p4rt.DefaultAddress, 0)
 	pf.StringVar(&o.Pipeline, "config", "", "P4Info to decode names with (p4info.txtpb[,device-config]); default: the switch's")

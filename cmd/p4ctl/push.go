@@ -25,14 +25,7 @@ type pushPipelineOptions struct {
 }
 
 func newPushCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "push pipeline",
-		Short: "Push a pipeline config to a switch",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return usageErrorf("push what? pipeline")
-		},
-	}
+	cmd := groupCmd("push pipeline", "Push a pipeline config to a switch")
 	o := &pushPipelineOptions{}
 	pipe := &cobra.Command{
 		Use:   "pipeline --p4info FILE [--device-config FILE] [--grpc-addr HOST:PORT]",

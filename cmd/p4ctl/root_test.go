@@ -20,6 +20,14 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"no-such-command"}, exitUsage, "", "unknown command"},
 		{[]string{"version", "--no-such-flag"}, exitUsage, "", "unknown flag"},
 		{[]string{"version", "extra"}, exitUsage, "", "unknown command"},
+		// Groups: a missing or unknown subcommand is a usage error.
+		{[]string{"sim"}, exitUsage, "", "p4ctl sim what? micro, serverless"},
+		{[]string{"sim", "bogus"}, exitUsage, "", `unknown command "bogus" for "p4ctl sim"`},
+		{[]string{"eval"}, exitUsage, "", "p4ctl eval what? carbon"},
+		{[]string{"tune", "bogus"}, exitUsage, "", "unknown command"},
+		{[]string{"get"}, exitUsage, "", "p4ctl get what? counters, entries, regions, registers"},
+		{[]string{"push"}, exitUsage, "", "p4ctl push what? pipeline"},
+		{[]string{"sim", "--help"}, exitOK, "Available Commands", ""},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -9,12 +9,7 @@ import (
 )
 
 func newTuneCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "tune",
-		Short: "Choose dispatch parameters from simulation",
-	}
-	cmd.AddCommand(newTuneJBSQCmd(s))
-	return cmd
+	return groupCmd("tune", "Choose dispatch parameters from simulation", newTuneJBSQCmd(s))
 }
 
 // tuneJBSQOptions is `p4ctl tune jbsq`.
