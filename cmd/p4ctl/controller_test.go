@@ -33,15 +33,6 @@ func embeddedSwitch(t *testing.T) *demo.Embedded {
 	return e
 }
 
-func p4ctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code = run(ctx, args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func expect(t *testing.T, what string, code, want int, stdout, stderr string, contains ...string) {
 	t.Helper()
 	if code != want {

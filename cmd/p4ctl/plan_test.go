@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -39,22 +37,21 @@ func TestPlan(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(context.Background(), c.args, &out, &errb)
+			code, out, errb := p4ctl(t, c.args...)
 			if code != c.code {
-				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb.String())
+				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb)
 			}
-			if !strings.Contains(out.String(), c.wantOut) || !strings.Contains(errb.String(), c.wantErr) {
-				t.Fatalf("stdout %.400q\nstderr %q", out.String(), errb.String())
+			if !strings.Contains(out, c.wantOut) || !strings.Contains(errb, c.wantErr) {
+				t.Fatalf("stdout %.400q\nstderr %q", out, errb)
 			}
 		})
 	}
 }
 
 func TestPlanJSON(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"plan", "-c", "../../examples/mumbai.yaml", "-o", "json"}, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	code, out, errb := p4ctl(t, "plan", "-c", "../../examples/mumbai.yaml", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var got struct {
 		Meta struct {
@@ -68,7 +65,7 @@ func TestPlanJSON(t *testing.T) {
 			Table string `json:"table"`
 		} `json:"entries"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Meta.Policy != "C" || !strings.Contains(got.Meta.Source, "synthetic") || len(got.Meta.Ranking) != 12 || len(got.Entries) == 0 {

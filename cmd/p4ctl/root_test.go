@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 )
@@ -31,13 +29,12 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(context.Background(), c.args, &out, &errb)
+			code, out, errb := p4ctl(t, c.args...)
 			if code != c.code {
-				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb.String())
+				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb)
 			}
-			if !strings.Contains(out.String(), c.wantOut) || !strings.Contains(errb.String(), c.wantErr) {
-				t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+			if !strings.Contains(out, c.wantOut) || !strings.Contains(errb, c.wantErr) {
+				t.Fatalf("stdout %q stderr %q", out, errb)
 			}
 		})
 	}
