@@ -237,7 +237,7 @@ func httpGet(url string) string {
 // -o json summary, plots written.
 func TestDemoQuickCLI(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := p4ctl(t, "demo", "--quick", "--out", dir, "-o", "json")
+	code, out, errs := p4ctl(t, "demo", "--quick", "--out-dir", dir, "-o", "json")
 	expect(t, "demo --quick", code, exitOK, out, errs)
 	var res demo.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -249,7 +249,7 @@ func TestDemoQuickCLI(t *testing.T) {
 	if !strings.Contains(res.CarbonSource, "synthetic model") {
 		t.Errorf("carbon source %q", res.CarbonSource)
 	}
-	code, out, errs = p4ctl(t, "demo", "--quick", "--out", "")
+	code, out, errs = p4ctl(t, "demo", "--quick", "--out-dir", "")
 	expect(t, "demo --quick table", code, exitOK, out, errs, "carbon ranking", "totals over 6 hours", "the switch's counters equal the policy's prediction")
 }
 

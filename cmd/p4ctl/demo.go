@@ -51,7 +51,7 @@ simulated servers answering so that slots are released. Per hour it prints
 the carbon ranking, the entries the controller wrote, the requests per region
 read back from the switch's region_routed counter over P4Runtime, the
 estimated gCO2 against the nearest-region baseline and SLA violations; then
-totals, and PNG/SVG plots in --out. It checks that the switch's counters
+totals, and PNG/SVG plots in --out-dir. It checks that the switch's counters
 equal what pkg/regions' policy decides for the same requests and fails
 (exit 1) if they differ.`,
 		Args: cobra.NoArgs,
@@ -64,7 +64,8 @@ equal what pkg/regions' policy decides for the same requests and fails
 	f.StringVar(&o.Speed, "speed", fmt.Sprintf("%gx", float64(demo.DefaultSpeed)), "replay speed (3600x = one hour per second; max = unpaced)")
 	f.StringVar(&o.Start, "start", "", "first hour (default: the configuration's replay start)")
 	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
-	f.StringVar(&o.OutDir, "out", "out/demo", "directory for the PNG/SVG report (\"\" = none)")
+	f.StringVar(&o.OutDir, "out-dir", "out/demo", "directory for PNG and SVG plots (\"\" = none)")
+	deprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.BoolVar(&o.Quick, "quick", false, "6 hours × 500 requests, unpaced (a smoke test)")

@@ -286,7 +286,40 @@ func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time
 	return pl.Plan(h.resolve(cfg, feed.Source, now)), nil
 }
 
-// stderrIsTerminal reports whether w is a terminal (for progress output).
+// aliasOf annotates a deprecated flag spelling with its current name.
+const aliasOf = "p4ctl/alias-of"
+
+// deprecatedAlias registers old as a hidden, deprecated spelling of the
+// flag name: both set the same value, and runE warns on stderr when old is
+// used (pflag's own MarkDeprecated would print on stdout, into -o json).
+func deprecatedAlias(fs *pflag.FlagSet, old, name string) {
+	f := fs.Lookup(name)
+	fs.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, Hidden: true,
+		Annotations: map[string][]string{aliasOf: {name}}})
+}
+
+// warnDeprecated prints a note on w for every deprecated spelling used.
+func warnDeprecated(fs *pflag.FlagSet, w io.Writer) {
+	fs.Visit(func(f *pflag.Flag) {
+		if n := f.Annotations[aliasOf]; len(n) == 1 {
+			fmt.Fprintf(w, "warning: --%s is deprecated, use --%s\n", f.Name, n[0])
+		}
+	})
+}
+
+// changed reports whether the flag name, or a deprecated alias of it, was
+// set on the command line.
+func changed(fs *pflag.FlagSet, name string) bool {
+	found := fs.Changed(name)
+	fs.Visit(func(f *pflag.Flag) {
+		if n := f.Annotations[aliasOf]; len(n) == 1 && n[0] == name {
+			found = true
+		}
+	})
+	return found
+}
+
+// isTerminal reports whether w is a terminal (for progress output).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -90,8 +90,10 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s when --pods is 0")
 	f.Float64Var(&o.delta, "delta", 0.01, "tolerance of the wait-bound derivation (probability a held stage is still unbound at its bound)")
 	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait bound: "auto" (derived per class) or a duration for every class`)
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "a request slower than this end to end counts as a timeout")
-	f.IntVar(&o.workers, "workers", 0, "parallel simulations (0 = GOMAXPROCS)")
+	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "a simulated request slower than this end to end counts as a timeout")
+	f.IntVar(&o.workers, "parallel", 0, "concurrent simulations (0 = GOMAXPROCS); never changes results")
+	deprecatedAlias(f, "timeout", "request-timeout")
+	deprecatedAlias(f, "workers", "parallel")
 	f.BoolVar(&o.quick, "quick", false, "3 seeds × 4000 requests (smoke test, < 10 s)")
 	f.StringVar(&o.outDir, "out-dir", "out/sim-serverless", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
@@ -101,7 +103,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 
 // Complete builds the experiment configuration from the argument and flags.
 func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error {
-	o.changed = cmd.Flags().Changed
+	o.changed = func(name string) bool { return changed(cmd.Flags(), name) }
 	o.experiment = "sweep"
 	if len(args) == 1 {
 		o.experiment = args[0]
@@ -189,7 +191,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		}
 		c.WaitBound = ms(d)
 	}
-	if o.changed("timeout") {
+	if o.changed("request-timeout") {
 		c.Timeout = ms(o.timeout)
 	}
 	c.Workers = o.workers
@@ -199,7 +201,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 // Validate checks the completed configuration.
 func (o *simServerlessOptions) Validate() error {
 	if o.workers < 0 {
-		return usageErrorf("--workers must be >= 0")
+		return usageErrorf("--parallel must be >= 0")
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageErrorf("%w", err)

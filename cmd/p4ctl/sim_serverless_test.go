@@ -80,6 +80,26 @@ func TestSimServerlessBound(t *testing.T) {
 	}
 }
 
+// A deprecated flag spelling still works and warns on stderr only, so
+// -o json stays parseable.
+func TestSimServerlessDeprecatedFlags(t *testing.T) {
+	code, out, errb := p4ctl(t, "sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "--timeout", "2s", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var res struct {
+		Config struct {
+			TimeoutMS float64 `json:"timeout_ms"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Config.TimeoutMS != 2000 {
+		t.Fatalf("timeout_ms %v (%v)\n%s", res.Config.TimeoutMS, err, out)
+	}
+	if !strings.Contains(errb, "--timeout is deprecated, use --request-timeout") {
+		t.Fatalf("stderr %q", errb)
+	}
+}
+
 func TestSimServerlessUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"sim", "serverless", "nope"},
@@ -92,7 +112,8 @@ func TestSimServerlessUsageErrors(t *testing.T) {
 		{"sim", "serverless", "--wait-bound", "soon"},
 		{"sim", "serverless", "--notify-delay", "x"},
 		{"sim", "serverless", "--seeds", "0"},
-		{"sim", "serverless", "--workers", "-1"},
+		{"sim", "serverless", "--parallel", "-1"},
+		{"sim", "serverless", "--workers", "-1"}, // deprecated spelling
 		{"sim", "serverless", "-o", "xml"},
 		{"sim", "serverless", "sweep", "extra"},
 	} {
