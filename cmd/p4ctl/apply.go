@@ -47,9 +47,9 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	addConfigFlag(f, &o.ConfigPath)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 1)
+	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr; configured targets use their own (unused with --dry-run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
 	output.AddFlag(f, &o.Format)

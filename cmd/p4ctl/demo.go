@@ -58,7 +58,7 @@ equal what pkg/regions' policy decides for the same requests and fails
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration (default: the built-in examples/mumbai.yaml)")
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; default: the built-in examples/mumbai.yaml)")
 	f.IntVar(&o.Hours, "hours", demo.DefaultHours, "hours to replay")
 	f.IntVar(&o.Requests, "requests", demo.DefaultRequestsPerHour, "requests per hour")
 	f.StringVar(&o.Speed, "speed", fmt.Sprintf("%gx", float64(demo.DefaultSpeed)), "replay speed (3600x = one hour per second; max = unpaced)")

@@ -42,9 +42,9 @@ error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	addConfigFlag(f, &o.ConfigPath)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 0)
+	o.conn.add(f, "", 0, "unused: diff only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }

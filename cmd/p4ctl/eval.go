@@ -70,6 +70,7 @@ data); every output names the carbon source it used.`,
 	f.IntVar(&o.mixed, "mixed-requests", 5000, "requests per mixed run")
 	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, "pool sizes (first n catalog regions)")
 	f.Float64SliceVar(&o.slas, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
+	f.Lookup("sla").DefValue = "[300,500,800,1000,3000]" // not [300.000000,…]
 	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites (default: the built-in mumbai site)")
 	f.StringVar(&o.site, "site", "mumbai", "client site name")
 	f.Float64Var(&o.alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
@@ -78,7 +79,7 @@ data); every output names the carbon source it used.`,
 	f.DurationVar(&o.keepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
 	f.Float64Var(&o.capShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
 	f.StringVar(&o.latencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
-	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal sigma")
+	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal σ of ln(RTT in ms)")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
 	f.BoolVar(&o.quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")

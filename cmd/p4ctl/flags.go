@@ -43,6 +43,12 @@ func loadControllerConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// addConfigFlag registers --config/-c, the controller configuration, with
+// the same help on every command that requires one.
+func addConfigFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVarP(p, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; required)")
+}
+
 // hourFlags select the hour a command compiles for: --at or --hour.
 type hourFlags struct {
 	At   string
@@ -51,10 +57,36 @@ type hourFlags struct {
 }
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
-	h.Hour = -1
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
-	fs.IntVar(&h.Hour, "hour", -1, "compile for hour N of the replay (or of the carbon data)")
+	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour); default: the replay start in replay mode, else now")
 }
+
+// optionalInt is a flag holding an integer ≥ 0, or -1 while not given; its
+// help shows no default (the usage text says what "not given" means).
+type optionalInt struct{ p *int }
+
+func newOptionalInt(p *int) *optionalInt {
+	*p = -1
+	return &optionalInt{p}
+}
+
+func (o *optionalInt) String() string {
+	if o.p == nil || *o.p < 0 {
+		return ""
+	}
+	return strconv.Itoa(*o.p)
+}
+
+func (o *optionalInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want an integer ≥ 0")
+	}
+	*o.p = v
+	return nil
+}
+
+func (o *optionalInt) Type() string { return "int" }
 
 func (h *hourFlags) validate() error {
 	if h.At != "" && h.Hour >= 0 {
@@ -111,11 +143,16 @@ type connFlags struct {
 }
 
 // add registers the flags; addrDefault "" makes --grpc-addr optional (the
-// configuration's targets apply).
-func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault uint64) {
-	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, "P4Runtime server address host:port")
+// configuration's targets apply). electionHelp says what --election-id
+// means for the command.
+func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault uint64, electionHelp string) {
+	addrHelp := "P4Runtime server address host:port"
+	if addrDefault == "" {
+		addrHelp += " (default: every target of the configuration)"
+	}
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, addrHelp)
 	fs.Uint64Var(&c.DeviceID, "device-id", 1, "P4Runtime device id")
-	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, "election id (low 64 bits); replicas use distinct ones")
+	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, electionHelp)
 	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
 	fs.StringVar(&c.Cert, "tls-cert", "", "client certificate (PEM) for mTLS")
 	fs.StringVar(&c.Key, "tls-key", "", "client key (PEM) for mTLS")

@@ -41,11 +41,12 @@ needed) and prints what it holds:
   counters    indirect counter cells (--name to narrow; zero cells with --all)
   registers   register cells (--name to narrow; zero cells with --all)
 
-Names come from the switch's P4Info, or from --config p4info[,device-config]
-(p4runtime-shell's flag).`
+Names come from the switch's P4Info, or from --config P4INFO[,DEVICE_CONFIG]:
+there --config means what it means in p4runtime-shell (a P4Info file), not
+the controller configuration YAML that plan, diff, apply and run take.`
 	pf := cmd.PersistentFlags()
-	o.conn.add(pf, p4rt.DefaultAddress, 0)
-	pf.StringVar(&o.Pipeline, "config", "", "P4Info to decode names with (p4info.txtpb[,device-config]); default: the switch's")
+	o.conn.add(pf, p4rt.DefaultAddress, 0, "unused: get only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
+	pf.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
 		c := &cobra.Command{

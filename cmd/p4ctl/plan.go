@@ -48,7 +48,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	addConfigFlag(f, &o.ConfigPath)
 	o.hourFlags.add(f)
 	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
 	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")

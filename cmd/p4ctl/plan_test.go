@@ -31,6 +31,7 @@ func TestPlan(t *testing.T) {
 		{"missing file", []string{"plan", "-c", "/nonexistent.yaml"}, exitError, "", "read config"},
 		{"both times", []string{"plan", "-c", ex, "--at", "2022-01-01T00", "--hour", "1"}, exitUsage, "", "not both"},
 		{"bad time", []string{"plan", "-c", ex, "--at", "noon"}, exitUsage, "", "--at"},
+		{"negative hour", []string{"plan", "-c", ex, "--hour", "-5"}, exitUsage, "", `"--hour" flag: want an integer ≥ 0`},
 		{"bad table", []string{"plan", "-c", ex, "--table", "nope"}, exitUsage, "", "no such table"},
 		{"bad policy", []string{"plan", "-c", ex, "--policy", "Z"}, exitUsage, "", "--policy"},
 		{"bad output", []string{"plan", "-c", ex, "-o", "xml"}, exitUsage, "", "unknown output format"},

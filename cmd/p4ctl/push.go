@@ -33,16 +33,17 @@ func newPushCmd(s *streams) *cobra.Command {
 		Long: `pipeline becomes the switch's primary controller (--election-id) and sends
 SetForwardingPipelineConfig with the P4Info and the target's device config
 (BMv2: the JSON from p4c; none for the embedded target, which models the
-p4ctl program and checks the P4Info against it). --config p4info,json is
-p4runtime-shell's spelling of the same two files.`,
+p4ctl program and checks the P4Info against it). --config P4INFO,JSON is
+p4runtime-shell's spelling of the same two files; it is not the controller
+configuration YAML that plan, diff, apply and run take as --config.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
 	f := pipe.Flags()
-	o.conn.add(f, p4rt.DefaultAddress, 1)
+	o.conn.add(f, p4rt.DefaultAddress, 1, "election id (low 64 bits), ≥ 1: only the primary controller may set the pipeline")
 	f.StringVar(&o.P4Info, "p4info", "", "P4Info file (text, JSON or binary protobuf)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config (e.g. BMv2 JSON)")
-	f.StringVar(&o.Pipeline, "config", "", "p4info[,device-config] (p4runtime-shell style; instead of --p4info/--device-config)")
+	f.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the same two files as --p4info and --device-config; not a controller YAML")
 	f.StringVar(&o.Action, "action", "verify-and-commit", "verify, verify-and-save, verify-and-commit, commit or reconcile-and-commit")
 	f.Uint64Var(&o.Cookie, "cookie", 0, "pipeline cookie")
 	cmd.AddCommand(pipe)

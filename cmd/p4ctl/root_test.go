@@ -1,8 +1,12 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -38,4 +42,34 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The flags mean one thing across commands: --config is the controller
+// YAML, except where it is p4runtime-shell's P4INFO[,DEVICE_CONFIG] (and
+// the help says so); plots go to --out-dir; concurrency is --parallel; no
+// help shows a sentinel default such as -1.
+func TestFlagConsistency(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sc := range c.Commands() {
+			walk(sc)
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			where := c.CommandPath() + " --" + f.Name
+			switch f.Name {
+			case "config":
+				if !strings.Contains(f.Usage, "controller configuration file (YAML") && !strings.Contains(f.Usage, "as in p4runtime-shell") {
+					t.Errorf("%s: %q says neither controller YAML nor p4runtime-shell", where, f.Usage)
+				}
+			case "out", "workers":
+				if f.Annotations[aliasOf] == nil {
+					t.Errorf("%s: use --out-dir / --parallel", where)
+				}
+			}
+			if f.DefValue == "-1" {
+				t.Errorf("%s: help shows the sentinel default -1", where)
+			}
+		})
+	}
+	walk(newRootCmd(&streams{Out: io.Discard, Err: io.Discard}))
 }

@@ -73,13 +73,13 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
-	o.conn.add(f, "", 0)
+	addConfigFlag(f, &o.ConfigPath)
+	o.conn.add(f, "", 0, "election id (low 64 bits) for every target, before --replica is added (0 = each target's configured id, at least 1)")
 	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
 	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
 	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
-	f.IntVar(&o.Hours, "hours", -1, "replay this many hours, then exit (0 = without end; default: the configuration's)")
+	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")

@@ -39,7 +39,7 @@ the load and are not simulated.`,
 		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()
-	o.scen.bind(fs, false)
+	o.scen.bind(fs, true)
 	o.run.bind(fs, "out/tune")
 	fs.IntVar(&o.cores, "cores", 128, "total cores (hosts = cores / cores-per-host)")
 	fs.Float64Var(&o.target, "target", 0.05, "largest acceptable SLO violation rate")
