@@ -94,6 +94,8 @@ func TestApplyDiffGet(t *testing.T) {
 	expect(t, "get counters", code, exitOK, out, errs, `"packets": 20`)
 	code, out, errs = p4ctl(t, append([]string{"get", "registers", "--name", "server_last_seen", "--all"}, conn...)...)
 	expect(t, "get registers", code, exitOK, out, errs, "server_last_seen", "server 0")
+	code, out, errs = p4ctl(t, append([]string{"get", "registers", "--name", "region_outstanding", "-o", "json"}, conn...)...)
+	expect(t, "get registers, all zero", code, exitOK, out, errs, "[]")
 	code, out, errs = p4ctl(t, append([]string{"get", "counters", "--name", "nope"}, conn...)...)
 	expect(t, "get unknown counter", code, exitUsage, out, errs, "no counter \"nope\"")
 }
@@ -249,8 +251,9 @@ func TestDemoQuickCLI(t *testing.T) {
 	if !strings.Contains(res.CarbonSource, "synthetic model") {
 		t.Errorf("carbon source %q", res.CarbonSource)
 	}
-	code, out, errs = p4ctl(t, "demo", "--quick", "--out-dir", "")
-	expect(t, "demo --quick table", code, exitOK, out, errs, "carbon ranking", "totals over 6 hours", "the switch's counters equal the policy's prediction")
+	// Explicit flags win over --quick's.
+	code, out, errs = p4ctl(t, "demo", "--quick", "--hours", "2", "--out-dir", "")
+	expect(t, "demo --quick table", code, exitOK, out, errs, "carbon ranking", "totals over 2 hours", "the switch's counters equal the policy's prediction")
 }
 
 // push pipeline installs a P4Info on a switch started without one (as

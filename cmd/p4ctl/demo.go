@@ -31,6 +31,8 @@ type demoOptions struct {
 	Quick      bool
 	Format     output.Format
 
+	changed func(string) bool
+
 	cfg     *config.Config
 	cfgName string
 	speed   float64
@@ -68,13 +70,14 @@ equal what pkg/regions' policy decides for the same requests and fails
 	deprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
-	f.BoolVar(&o.Quick, "quick", false, "6 hours × 500 requests, unpaced (a smoke test)")
+	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced (explicit --hours, --requests, --speed win)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }
 
 // Complete loads the configuration (the built-in example by default).
-func (o *demoOptions) Complete(*cobra.Command, []string) error {
+func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
+	o.changed = func(name string) bool { return changed(c.Flags(), name) }
 	if o.ConfigPath == "" {
 		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {
@@ -93,8 +96,16 @@ func (o *demoOptions) Complete(*cobra.Command, []string) error {
 
 // Validate checks the flags.
 func (o *demoOptions) Validate() error {
-	if o.Quick {
-		o.Hours, o.Requests, o.Speed = 6, 500, "max"
+	if o.Quick { // explicit flags win, as with every other --quick
+		if !o.changed("hours") {
+			o.Hours = 6
+		}
+		if !o.changed("requests") {
+			o.Requests = 500
+		}
+		if !o.changed("speed") {
+			o.Speed = "max"
+		}
 	}
 	if o.Hours < 1 || o.Hours > 24*366 {
 		return usageErrorf("--hours %d: want 1..8784", o.Hours)

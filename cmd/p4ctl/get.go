@@ -275,7 +275,7 @@ func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Ind
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{counters: true}
+	res := cellRows{rows: []cellRow{}, counters: true} // -o json: [] rather than null
 	for _, n := range names {
 		cells, err := c.ReadCounter(ctx, n, -1)
 		if err != nil {
@@ -297,7 +297,7 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{}
+	res := cellRows{rows: []cellRow{}}
 	for _, n := range names {
 		cells, err := c.ReadRegister(ctx, n, -1)
 		if err != nil {
