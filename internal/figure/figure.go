@@ -72,6 +72,21 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 
 func label(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
+// Ticks are gonum's default tick marks labelled without trailing zeros
+// ("25" rather than "25.00").
+type Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (Ticks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = label(ts[i].Value)
+		}
+	}
+	return ts
+}
+
 // IntTicks labels every integer of an axis (every k-th when there are more
 // than max), for axes that count hours, bounds or classes.
 type IntTicks struct{ Max int }
@@ -98,8 +113,9 @@ func (t IntTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// SourceWidth is the longest line of a source title, in characters.
-const SourceWidth = 95
+// SourceWidth is the longest line of a source title, in characters: what
+// fits across a 7-inch plot at the default title font.
+const SourceWidth = 80
 
 // Source shortens a data-source description for a plot title: the part
 // before the first ';' outside parentheses, wrapped at spaces into lines

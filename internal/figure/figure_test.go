@@ -18,7 +18,7 @@ func TestSource(t *testing.T) {
 		{"short", "short"},
 		// The ';' inside the parentheses does not end the source, and the
 		// parenthesis is never left open.
-		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones,\n2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"},
+		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12\nzones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in …"},
 		{strings.Repeat("word ", 60) + "(open paren and more words", ""},
 	}
 	for _, c := range cases {
@@ -76,6 +76,14 @@ func TestLogTicks(t *testing.T) {
 	}
 	if len((LogTicks{}).Ticks(0, 1)) != 0 {
 		t.Error("ticks on a non-positive range")
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, tk := range (Ticks{}).Ticks(-1.3, 55) {
+		if strings.Contains(tk.Label, ".") {
+			t.Errorf("label %q", tk.Label)
+		}
 	}
 }
 
