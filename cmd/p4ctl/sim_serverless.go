@@ -142,10 +142,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	if o.changed("notify-delay") {
 		c.NotifyDelays = nil
 		for _, f := range splitList(o.notify) {
-			d, err := time.ParseDuration(f)
-			if f == "0" {
-				d, err = 0, nil
-			}
+			d, err := time.ParseDuration(f) // "0" is valid
 			if err != nil {
 				return usageErrorf("--notify-delay: %w", err)
 			}
@@ -182,10 +179,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		c.Delta = o.delta
 	}
 	if o.waitBound != "auto" {
-		d, err := time.ParseDuration(o.waitBound)
-		if o.waitBound == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(o.waitBound) // "0" is valid
 		if err != nil || d < 0 {
 			return usageErrorf(`--wait-bound: want "auto" or a duration >= 0, have %q`, o.waitBound)
 		}
