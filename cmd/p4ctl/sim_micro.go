@@ -276,6 +276,16 @@ func (o *simMicroOptions) Validate() error {
 			return usageErrorf("--loads: %v must be in (0, 4)", l)
 		}
 	}
+	for _, c := range o.costs {
+		if c <= 0 {
+			return usageErrorf("--costs: %v must be > 0", c)
+		}
+	}
+	for _, n := range o.dispCores {
+		if n < 1 {
+			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
+		}
+	}
 	return nil
 }
 

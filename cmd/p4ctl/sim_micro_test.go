@@ -90,6 +90,8 @@ func TestSimMicroUsageErrors(t *testing.T) {
 		{"sim", "micro", "run", "--service", "pareto"},
 		{"sim", "micro", "e3", "--target", "2"},
 		{"sim", "micro", "gateway", "--loads", "0"},
+		{"sim", "micro", "gateway", "--dispatcher-cores", "0"},
+		{"sim", "micro", "gateway", "--costs", "0s"},
 		{"tune", "jbsq", "--cores", "100"},
 		{"tune", "jbsq", "--target", "0"},
 		{"tune", "jbsq", "--delay", "soon"},
