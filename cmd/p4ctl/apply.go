@@ -9,7 +9,6 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -17,7 +16,7 @@ import (
 
 // applyOptions are the flags of `p4ctl apply`.
 type applyOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	conn   connFlags
 	DryRun bool
@@ -26,7 +25,6 @@ type applyOptions struct {
 
 	now func() time.Time
 
-	cfg     *config.Config
 	targets []controller.Target
 }
 
@@ -47,7 +45,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	addConfigFlag(f, &o.ConfigPath)
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
 	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr; configured targets use their own (unused with --dry-run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
@@ -58,12 +56,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 
 // Complete loads the configuration.
 func (o *applyOptions) Complete(*cobra.Command, []string) error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+	return o.load()
 }
 
 // Validate checks the flags and resolves the targets.

@@ -9,21 +9,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
-	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 )
 
 // diffOptions are the flags of `p4ctl diff`.
 type diffOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	conn   connFlags
 	Format output.Format
 
 	now func() time.Time
 
-	cfg     *config.Config
 	targets []controller.Target
 }
 
@@ -42,7 +40,7 @@ error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	addConfigFlag(f, &o.ConfigPath)
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
 	o.conn.add(f, "", 0, "unused: diff only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
 	output.AddFlag(f, &o.Format)
@@ -51,12 +49,7 @@ error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 
 // Complete loads the configuration.
 func (o *diffOptions) Complete(*cobra.Command, []string) error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+	return o.load()
 }
 
 // Validate checks the flags and resolves the targets.

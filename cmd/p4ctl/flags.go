@@ -43,10 +43,25 @@ func loadControllerConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// addConfigFlag registers --config/-c, the controller configuration, with
-// the same help on every command that requires one.
-func addConfigFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVarP(p, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; required)")
+// configFlag is --config/-c, the controller configuration that plan, diff,
+// apply and run require, and the configuration once loaded.
+type configFlag struct {
+	ConfigPath string
+	cfg        *config.Config
+}
+
+func (c *configFlag) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&c.ConfigPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; required)")
+}
+
+// load reads and validates the configuration (see loadControllerConfig).
+func (c *configFlag) load() error {
+	cfg, err := loadControllerConfig(c.ConfigPath)
+	if err != nil {
+		return err
+	}
+	c.cfg = cfg
+	return nil
 }
 
 // hourFlags select the hour a command compiles for: --at or --hour.

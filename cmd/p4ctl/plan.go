@@ -16,7 +16,7 @@ import (
 
 // planOptions are the flags of `p4ctl plan`.
 type planOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	Epoch  int
 	Policy string
@@ -26,7 +26,6 @@ type planOptions struct {
 	now func() time.Time
 
 	// Set by Complete.
-	cfg    *config.Config
 	policy *regions.Policy
 	tables map[string]bool
 }
@@ -48,7 +47,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	addConfigFlag(f, &o.ConfigPath)
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
 	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
 	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")
@@ -59,11 +58,9 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 
 // Complete loads the configuration and resolves the flags.
 func (o *planOptions) Complete(*cobra.Command, []string) error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
+	if err := o.load(); err != nil {
 		return err
 	}
-	o.cfg = cfg
 	if o.Policy != "" {
 		name, ok := config.CanonicalPolicy(o.Policy)
 		if !ok {

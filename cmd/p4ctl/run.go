@@ -18,7 +18,7 @@ import (
 
 // runOptions are the flags of `p4ctl run`.
 type runOptions struct {
-	ConfigPath   string
+	configFlag
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
@@ -38,7 +38,6 @@ type runOptions struct {
 	hostname func() (string, error)
 	ready    func(metrics net.Addr) // tests
 
-	cfg      *config.Config
 	targets  []controller.Target
 	schedule controller.Schedule
 	clock    controller.Clock
@@ -73,7 +72,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	addConfigFlag(f, &o.ConfigPath)
+	o.configFlag.add(f)
 	o.conn.add(f, "", 0, "election id (low 64 bits) for every target, before --replica is added (0 = each target's configured id, at least 1)")
 	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
 	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
@@ -94,12 +93,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 
 // Complete loads the configuration.
 func (o *runOptions) Complete(*cobra.Command, []string) error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+	return o.load()
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
