@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -111,6 +113,31 @@ func (t IntTicks) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, tk)
 	}
 	return ts
+}
+
+// StackBars adds one bar series per name, stacked in order (the first at the
+// bottom) in rainbow colours, with the legend listing them top-down as they
+// appear in the stack.
+func StackBars(p *plot.Plot, width vg.Length, names []string, values []plotter.Values) error {
+	cols := palette.Rainbow(max(len(names), 1), 0, 0.85, 0.8, 0.9, 1).Colors()
+	bars := make([]*plotter.BarChart, len(names))
+	for k := range names {
+		b, err := plotter.NewBarChart(values[k], width)
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", names[k], err)
+		}
+		b.Color = cols[k]
+		b.LineStyle.Width = 0
+		if k > 0 {
+			b.StackOn(bars[k-1])
+		}
+		bars[k] = b
+		p.Add(b)
+	}
+	for k := len(names) - 1; k >= 0; k-- {
+		p.Legend.Add(names[k], bars[k])
+	}
+	return nil
 }
 
 // SourceWidth is the longest line of a source title, in characters: what

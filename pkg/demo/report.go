@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -229,25 +228,15 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 			names = append(names, reg.ID)
 		}
 	}
-	cols := palette.Rainbow(max(len(names), 1), 0, 0.85, 0.8, 0.9, 1).Colors()
-	var below *plotter.BarChart
+	values := make([]plotter.Values, len(names))
 	for k, name := range names {
-		vals := make(plotter.Values, len(r.Hours))
+		values[k] = make(plotter.Values, len(r.Hours))
 		for i, h := range r.Hours {
-			vals[i] = float64(h.Routed[name])
+			values[k][i] = float64(h.Routed[name])
 		}
-		b, err := plotter.NewBarChart(vals, vg.Points(14))
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		b.Color = cols[k]
-		b.LineStyle.Width = 0
-		if below != nil {
-			b.StackOn(below)
-		}
-		below = b
-		p.Add(b)
-		p.Legend.Add(name, b)
+	}
+	if err := figure.StackBars(p, vg.Points(14), names, values); err != nil {
+		return nil, err
 	}
 	labels := make([]string, len(r.Hours))
 	for i, h := range r.Hours {

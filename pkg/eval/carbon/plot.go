@@ -130,14 +130,14 @@ func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 
 func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms)"
 	p.Y.Label.Text = "share of requests (%)"
 	cls := classesOf(r)
 	p.NominalX(cls...)
 	set, _ := regions.PoolOf(pool)
-	idx := set.Indices()
-	cols := palette.Rainbow(len(idx), 0, 0.85, 0.8, 0.9, 1).Colors()
-	var below *plotter.BarChart
-	for k, i := range idx {
+	var names []string
+	var values []plotter.Values
+	for _, i := range set.Indices() {
 		reg, _ := regions.RegionAt(i)
 		vals := make(plotter.Values, len(cls))
 		for j, c := range cls {
@@ -145,18 +145,10 @@ func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 				vals[j] = 100 * row.RouteShare[reg.ID]
 			}
 		}
-		b, err := plotter.NewBarChart(vals, vg.Points(28))
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		b.Color = cols[k]
-		b.LineStyle.Width = 0
-		if below != nil {
-			b.StackOn(below)
-		}
-		below = b
-		p.Add(b)
-		p.Legend.Add(reg.City, b)
+		names, values = append(names, reg.City), append(values, vals)
+	}
+	if err := figure.StackBars(p, vg.Points(28), names, values); err != nil {
+		return nil, err
 	}
 	p.X.Min, p.X.Max = -0.6, float64(len(cls)-1)+1.6 // room for the legend on the right
 	return p, nil
