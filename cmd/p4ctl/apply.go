@@ -47,7 +47,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 	f := cmd.Flags()
 	o.configFlag.add(f)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr; configured targets use their own (unused with --dry-run)")
+	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
 	output.AddFlag(f, &o.Format)
