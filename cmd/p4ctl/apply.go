@@ -9,7 +9,6 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -17,7 +16,7 @@ import (
 
 // applyOptions are the flags of `p4ctl apply`.
 type applyOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	conn   connFlags
 	DryRun bool
@@ -26,7 +25,6 @@ type applyOptions struct {
 
 	now func() time.Time
 
-	cfg     *config.Config
 	targets []controller.Target
 }
 
@@ -44,20 +42,12 @@ ranking under the inactive epoch, flips active_epoch in one write, waits
 send (protobuf text; -o json|yaml prints the name-based update plan), without
 arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 1)
+	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
 	output.AddFlag(f, &o.Format)
@@ -65,13 +55,8 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 }
 
 // Complete loads the configuration.
-func (o *applyOptions) Complete() error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+func (o *applyOptions) Complete(*cobra.Command, []string) error {
+	return o.load()
 }
 
 // Validate checks the flags and resolves the targets.

@@ -33,15 +33,6 @@ func embeddedSwitch(t *testing.T) *demo.Embedded {
 	return e
 }
 
-func p4ctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code = run(ctx, args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func expect(t *testing.T, what string, code, want int, stdout, stderr string, contains ...string) {
 	t.Helper()
 	if code != want {
@@ -103,6 +94,8 @@ func TestApplyDiffGet(t *testing.T) {
 	expect(t, "get counters", code, exitOK, out, errs, `"packets": 20`)
 	code, out, errs = p4ctl(t, append([]string{"get", "registers", "--name", "server_last_seen", "--all"}, conn...)...)
 	expect(t, "get registers", code, exitOK, out, errs, "server_last_seen", "server 0")
+	code, out, errs = p4ctl(t, append([]string{"get", "registers", "--name", "region_outstanding", "-o", "json"}, conn...)...)
+	expect(t, "get registers, all zero", code, exitOK, out, errs, "[]")
 	code, out, errs = p4ctl(t, append([]string{"get", "counters", "--name", "nope"}, conn...)...)
 	expect(t, "get unknown counter", code, exitUsage, out, errs, "no counter \"nope\"")
 }
@@ -185,7 +178,7 @@ func TestRunReplicaFromHostname(t *testing.T) {
 func (o *runOptions) flagsFor(t *testing.T, cfg string) error {
 	o.ConfigPath = cfg
 	o.conn.Timeout, o.EnergyWh = time.Second, 1
-	if err := o.Complete(); err != nil {
+	if err := o.Complete(nil, nil); err != nil {
 		return err
 	}
 	return o.Validate()
@@ -246,7 +239,7 @@ func httpGet(url string) string {
 // -o json summary, plots written.
 func TestDemoQuickCLI(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := p4ctl(t, "demo", "--quick", "--out", dir, "-o", "json")
+	code, out, errs := p4ctl(t, "demo", "--quick", "--out-dir", dir, "-o", "json")
 	expect(t, "demo --quick", code, exitOK, out, errs)
 	var res demo.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -258,8 +251,9 @@ func TestDemoQuickCLI(t *testing.T) {
 	if !strings.Contains(res.CarbonSource, "synthetic model") {
 		t.Errorf("carbon source %q", res.CarbonSource)
 	}
-	code, out, errs = p4ctl(t, "demo", "--quick", "--out", "")
-	expect(t, "demo --quick table", code, exitOK, out, errs, "carbon ranking", "totals over 6 hours", "the switch's counters equal the policy's prediction")
+	// Explicit flags win over --quick's.
+	code, out, errs = p4ctl(t, "demo", "--quick", "--hours", "2", "--out-dir", "")
+	expect(t, "demo --quick table", code, exitOK, out, errs, "carbon ranking", "totals over 2 hours", "the switch's counters equal the policy's prediction")
 }
 
 // push pipeline installs a P4Info on a switch started without one (as

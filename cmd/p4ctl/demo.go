@@ -31,6 +31,8 @@ type demoOptions struct {
 	Quick      bool
 	Format     output.Format
 
+	changed func(string) bool
+
 	cfg     *config.Config
 	cfgName string
 	speed   float64
@@ -51,37 +53,31 @@ simulated servers answering so that slots are released. Per hour it prints
 the carbon ranking, the entries the controller wrote, the requests per region
 read back from the switch's region_routed counter over P4Runtime, the
 estimated gCO2 against the nearest-region baseline and SLA violations; then
-totals, and PNG/SVG plots in --out. It checks that the switch's counters
+totals, and PNG/SVG plots in --out-dir. It checks that the switch's counters
 equal what pkg/regions' policy decides for the same requests and fails
 (exit 1) if they differ.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration (default: the built-in examples/mumbai.yaml)")
+	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; default: the built-in examples/mumbai.yaml)")
 	f.IntVar(&o.Hours, "hours", demo.DefaultHours, "hours to replay")
 	f.IntVar(&o.Requests, "requests", demo.DefaultRequestsPerHour, "requests per hour")
 	f.StringVar(&o.Speed, "speed", fmt.Sprintf("%gx", float64(demo.DefaultSpeed)), "replay speed (3600x = one hour per second; max = unpaced)")
 	f.StringVar(&o.Start, "start", "", "first hour (default: the configuration's replay start)")
 	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
-	f.StringVar(&o.OutDir, "out", "out/demo", "directory for the PNG/SVG report (\"\" = none)")
+	f.StringVar(&o.OutDir, "out-dir", "out/demo", "directory for PNG and SVG plots (\"\" = none)")
+	deprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
-	f.BoolVar(&o.Quick, "quick", false, "6 hours × 500 requests, unpaced (a smoke test)")
+	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced (explicit --hours, --requests, --speed win)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }
 
 // Complete loads the configuration (the built-in example by default).
-func (o *demoOptions) Complete() error {
+func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
+	o.changed = func(name string) bool { return changed(c.Flags(), name) }
 	if o.ConfigPath == "" {
 		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {
@@ -100,8 +96,16 @@ func (o *demoOptions) Complete() error {
 
 // Validate checks the flags.
 func (o *demoOptions) Validate() error {
-	if o.Quick {
-		o.Hours, o.Requests, o.Speed = 6, 500, "max"
+	if o.Quick { // explicit flags win, as with every other --quick
+		if !o.changed("hours") {
+			o.Hours = 6
+		}
+		if !o.changed("requests") {
+			o.Requests = 500
+		}
+		if !o.changed("speed") {
+			o.Speed = "max"
+		}
 	}
 	if o.Hours < 1 || o.Hours > 24*366 {
 		return usageErrorf("--hours %d: want 1..8784", o.Hours)
@@ -111,13 +115,13 @@ func (o *demoOptions) Validate() error {
 	}
 	v, err := parseSpeed(o.Speed)
 	if err != nil {
-		return usageErrorf("--speed %v", err)
+		return usageErrorf("--speed %w", err)
 	}
 	o.speed = v
 	if o.Start != "" {
 		t, err := parseHour(o.Start)
 		if err != nil {
-			return usageErrorf("--start: %v", err)
+			return usageErrorf("--start: %w", err)
 		}
 		o.start = t
 	}

@@ -9,21 +9,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
-	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 )
 
 // diffOptions are the flags of `p4ctl diff`.
 type diffOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	conn   connFlags
 	Format output.Format
 
 	now func() time.Time
 
-	cfg     *config.Config
 	targets []controller.Target
 }
 
@@ -39,32 +37,19 @@ active epoch, and prints what differs: + entries missing from the switch,
 It exits 0 when the switch holds exactly the desired state, 1 on drift or
 error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 0)
+	o.conn.add(f, "", 0, "unused: diff only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }
 
 // Complete loads the configuration.
-func (o *diffOptions) Complete() error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+func (o *diffOptions) Complete(*cobra.Command, []string) error {
+	return o.load()
 }
 
 // Validate checks the flags and resolves the targets.

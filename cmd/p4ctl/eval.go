@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,12 +13,7 @@ import (
 )
 
 func newEvalCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "eval",
-		Short: "Run the research evaluations and put our numbers beside the papers'",
-	}
-	cmd.AddCommand(newEvalCarbonCmd(s))
-	return cmd
+	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s))
 }
 
 // evalCarbonOptions are the flags of `p4ctl eval carbon`.
@@ -58,15 +54,7 @@ data); every output names the carbon source it used.`,
   p4ctl eval carbon --traces ../shared/data/carbon --period 2022-01
   p4ctl eval carbon --latency-model sampled -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(c); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c, s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
@@ -82,6 +70,7 @@ data); every output names the carbon source it used.`,
 	f.IntVar(&o.mixed, "mixed-requests", 5000, "requests per mixed run")
 	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, "pool sizes (first n catalog regions)")
 	f.Float64SliceVar(&o.slas, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
+	f.Lookup("sla").DefValue = "[300,500,800,1000,3000]" // not [300.000000,…]
 	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites (default: the built-in mumbai site)")
 	f.StringVar(&o.site, "site", "mumbai", "client site name")
 	f.Float64Var(&o.alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
@@ -90,7 +79,7 @@ data); every output names the carbon source it used.`,
 	f.DurationVar(&o.keepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
 	f.Float64Var(&o.capShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
 	f.StringVar(&o.latencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
-	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal sigma")
+	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal σ of ln(RTT in ms)")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
 	f.BoolVar(&o.quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")
@@ -99,7 +88,7 @@ data); every output names the carbon source it used.`,
 }
 
 // Complete loads the carbon source and site and fills the experiment config.
-func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
+func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.quick {
 		if !c.Flags().Changed("runs") {
 			o.runs = 4
@@ -113,15 +102,15 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
 	}
 	metric, err := regions.ParseMetric(o.metric)
 	if err != nil {
-		return usageErrorf("--metric: %v", err)
+		return usageErrorf("--metric: %w", err)
 	}
 	fill, err := regions.ParseFill(o.fill)
 	if err != nil {
-		return usageErrorf("--fill: %v", err)
+		return usageErrorf("--fill: %w", err)
 	}
 	cm, err := regions.ParseColdMissing(o.coldMissing)
 	if err != nil {
-		return usageErrorf("--cold-missing: %v", err)
+		return usageErrorf("--cold-missing: %w", err)
 	}
 	var period regions.Period
 	switch {
@@ -129,14 +118,14 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command) error {
 		return usageErrorf("--period and --from/--to are exclusive")
 	case o.period != "":
 		if period, err = regions.ParseMonth(o.period); err != nil {
-			return usageErrorf("--period: %v", err)
+			return usageErrorf("--period: %w", err)
 		}
 	case o.from != "" || o.to != "":
 		if o.from == "" || o.to == "" {
 			return usageErrorf("--from and --to go together")
 		}
 		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
-			return usageErrorf("--from/--to: %v", err)
+			return usageErrorf("--from/--to: %w", err)
 		}
 	}
 	var src regions.CarbonSource
@@ -213,25 +202,25 @@ func (o *evalCarbonOptions) Validate() error {
 		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
 	}
 	if err := o.cfg.Options.Validate(); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	if !(o.capShare > 0 && o.capShare <= 1) {
 		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
 	}
 	for _, p := range o.pools {
 		if _, err := regions.PoolOf(p); err != nil {
-			return usageErrorf("--pools: %v", err)
+			return usageErrorf("--pools: %w", err)
 		}
 	}
 	return nil
 }
 
 // Run executes the experiment, writes plots and prints the result.
-func (o *evalCarbonOptions) Run(c *cobra.Command, s *streams) error {
+func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 	progress, done := newProgress(s.Err, "eval carbon")
 	defer done()
 	o.cfg.Progress = progress
-	res, err := carbon.Run(c.Context(), o.cfg)
+	res, err := carbon.Run(ctx, o.cfg)
 	if err != nil {
 		return err
 	}

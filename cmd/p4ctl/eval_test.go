@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,18 +12,17 @@ import (
 
 func TestEvalCarbonQuick(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"eval", "carbon", "--quick", "--out-dir", dir, "-o", "json"}, &out, &errb)
+	code, out, errb := p4ctl(t, "eval", "carbon", "--quick", "--out-dir", dir, "-o", "json")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var res struct {
 		CarbonSource string           `json:"carbon_source"`
 		Rows         []map[string]any `json:"rows"`
 		Plots        []string         `json:"plots"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("json: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
 	}
 	if !strings.Contains(res.CarbonSource, "synthetic model (seed 1), not measured data") || len(res.Rows) == 0 || len(res.Plots) != 14 {
 		t.Fatalf("source %q, %d rows, plots %v", res.CarbonSource, len(res.Rows), res.Plots)
@@ -33,8 +30,8 @@ func TestEvalCarbonQuick(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "carbon_heatmap.svg")); err != nil {
 		t.Error(err)
 	}
-	if errb.Len() != 0 {
-		t.Errorf("stderr not empty without a TTY: %q", errb.String())
+	if len(errb) != 0 {
+		t.Errorf("stderr not empty without a TTY: %q", errb)
 	}
 }
 
@@ -59,9 +56,8 @@ func TestEvalCarbonErrors(t *testing.T) {
 		{[]string{"eval", "carbon", "extra"}, exitUsage, "unknown command"},
 	}
 	for _, c := range cases {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.wantErr) {
-			t.Errorf("%v: exit %d stderr %q; want %d and %q", c.args, code, errb.String(), c.code, c.wantErr)
+		if code, _, errb := p4ctl(t, c.args...); code != c.code || !strings.Contains(errb, c.wantErr) {
+			t.Errorf("%v: exit %d stderr %q; want %d and %q", c.args, code, errb, c.code, c.wantErr)
 		}
 	}
 }
@@ -71,12 +67,11 @@ func TestEvalCarbonSharedTraces(t *testing.T) {
 	if !ok {
 		t.Skip("shared carbon data not found (set " + regions.SharedDataEnv + ")")
 	}
-	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"eval", "carbon", "--quick", "--traces", dir, "--period", "2022-01", "--no-plots"}, &out, &errb)
+	code, out, errb := p4ctl(t, "eval", "carbon", "--quick", "--traces", dir, "--period", "2022-01", "--no-plots")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb)
 	}
-	if !strings.Contains(out.String(), "measured hourly traces 2022 from "+dir+" (normalized CSV; 12 zones") {
-		t.Errorf("output does not name the traces:\n%s", out.String()[:400])
+	if !strings.Contains(out, "measured hourly traces 2022 from "+dir+" (normalized CSV; 12 zones") {
+		t.Errorf("output does not name the traces:\n%s", out[:400])
 	}
 }

@@ -43,6 +43,27 @@ func loadControllerConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// configFlag is --config/-c, the controller configuration that plan, diff,
+// apply and run require, and the configuration once loaded.
+type configFlag struct {
+	ConfigPath string
+	cfg        *config.Config
+}
+
+func (c *configFlag) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&c.ConfigPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; required)")
+}
+
+// load reads and validates the configuration (see loadControllerConfig).
+func (c *configFlag) load() error {
+	cfg, err := loadControllerConfig(c.ConfigPath)
+	if err != nil {
+		return err
+	}
+	c.cfg = cfg
+	return nil
+}
+
 // hourFlags select the hour a command compiles for: --at or --hour.
 type hourFlags struct {
 	At   string
@@ -51,10 +72,36 @@ type hourFlags struct {
 }
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
-	h.Hour = -1
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
-	fs.IntVar(&h.Hour, "hour", -1, "compile for hour N of the replay (or of the carbon data)")
+	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour); default: the replay start in replay mode, else now")
 }
+
+// optionalInt is a flag holding an integer ≥ 0, or -1 while not given; its
+// help shows no default (the usage text says what "not given" means).
+type optionalInt struct{ p *int }
+
+func newOptionalInt(p *int) *optionalInt {
+	*p = -1
+	return &optionalInt{p}
+}
+
+func (o *optionalInt) String() string {
+	if o.p == nil || *o.p < 0 {
+		return ""
+	}
+	return strconv.Itoa(*o.p)
+}
+
+func (o *optionalInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want an integer ≥ 0")
+	}
+	*o.p = v
+	return nil
+}
+
+func (o *optionalInt) Type() string { return "int" }
 
 func (h *hourFlags) validate() error {
 	if h.At != "" && h.Hour >= 0 {
@@ -66,7 +113,7 @@ func (h *hourFlags) validate() error {
 	if h.At != "" {
 		t, err := parseHour(h.At)
 		if err != nil {
-			return usageErrorf("--at: %v", err)
+			return usageErrorf("--at: %w", err)
 		}
 		h.at = t
 	}
@@ -111,11 +158,16 @@ type connFlags struct {
 }
 
 // add registers the flags; addrDefault "" makes --grpc-addr optional (the
-// configuration's targets apply).
-func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault uint64) {
-	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, "P4Runtime server address host:port")
+// configuration's targets apply). electionHelp says what --election-id
+// means for the command.
+func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault uint64, electionHelp string) {
+	addrHelp := "P4Runtime server address host:port"
+	if addrDefault == "" {
+		addrHelp += " (default: every target of the configuration)"
+	}
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, addrHelp)
 	fs.Uint64Var(&c.DeviceID, "device-id", 1, "P4Runtime device id")
-	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, "election id (low 64 bits); replicas use distinct ones")
+	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, electionHelp)
 	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
 	fs.StringVar(&c.Cert, "tls-cert", "", "client certificate (PEM) for mTLS")
 	fs.StringVar(&c.Key, "tls-key", "", "client key (PEM) for mTLS")
@@ -286,7 +338,40 @@ func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time
 	return pl.Plan(h.resolve(cfg, feed.Source, now)), nil
 }
 
-// stderrIsTerminal reports whether w is a terminal (for progress output).
+// aliasOf annotates a deprecated flag spelling with its current name.
+const aliasOf = "p4ctl/alias-of"
+
+// deprecatedAlias registers old as a hidden, deprecated spelling of the
+// flag name: both set the same value, and runE warns on stderr when old is
+// used (pflag's own MarkDeprecated would print on stdout, into -o json).
+func deprecatedAlias(fs *pflag.FlagSet, old, name string) {
+	f := fs.Lookup(name)
+	fs.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, Hidden: true,
+		Annotations: map[string][]string{aliasOf: {name}}})
+}
+
+// warnDeprecated prints a note on w for every deprecated spelling used.
+func warnDeprecated(fs *pflag.FlagSet, w io.Writer) {
+	fs.Visit(func(f *pflag.Flag) {
+		if n := f.Annotations[aliasOf]; len(n) == 1 {
+			fmt.Fprintf(w, "warning: --%s is deprecated, use --%s\n", f.Name, n[0])
+		}
+	})
+}
+
+// changed reports whether the flag name, or a deprecated alias of it, was
+// set on the command line.
+func changed(fs *pflag.FlagSet, name string) bool {
+	found := fs.Changed(name)
+	fs.Visit(func(f *pflag.Flag) {
+		if n := f.Annotations[aliasOf]; len(n) == 1 && n[0] == name {
+			found = true
+		}
+	})
+	return found
+}
+
+// isTerminal reports whether w is a terminal (for progress output).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -31,10 +31,8 @@ type getOptions struct {
 
 func newGetCmd(s *streams) *cobra.Command {
 	o := &getOptions{}
-	cmd := &cobra.Command{
-		Use:   "get entries|regions|counters|registers",
-		Short: "Read entries, counters and registers from a switch",
-		Long: `get reads a switch over P4Runtime (read-only: no arbitration, no election id
+	cmd := groupCmd("get entries|regions|counters|registers", "Read entries, counters and registers from a switch")
+	cmd.Long = `get reads a switch over P4Runtime (read-only: no arbitration, no election id
 needed) and prints what it holds:
 
   entries     table entries (--table to narrow)
@@ -43,32 +41,19 @@ needed) and prints what it holds:
   counters    indirect counter cells (--name to narrow; zero cells with --all)
   registers   register cells (--name to narrow; zero cells with --all)
 
-Names come from the switch's P4Info, or from --config p4info[,device-config]
-(p4runtime-shell's flag).`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			return usageErrorf("get what? entries, regions, counters or registers")
-		},
-	}
+Names come from the switch's P4Info, or from --config P4INFO[,DEVICE_CONFIG]:
+there --config means what it means in p4runtime-shell (a P4Info file), not
+the controller configuration YAML that plan, diff, apply and run take.`
 	pf := cmd.PersistentFlags()
-	o.conn.add(pf, p4rt.DefaultAddress, 0)
-	pf.StringVar(&o.Pipeline, "config", "", "P4Info to decode names with (p4info.txtpb[,device-config]); default: the switch's")
+	o.conn.add(pf, p4rt.DefaultAddress, 0, "unused: get only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
+	pf.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
 		c := &cobra.Command{
 			Use:   what,
 			Short: short,
 			Args:  cobra.NoArgs,
-			RunE: func(c *cobra.Command, _ []string) error {
-				o.what = what
-				if err := o.Complete(); err != nil {
-					return err
-				}
-				if err := o.Validate(); err != nil {
-					return err
-				}
-				return o.Run(c.Context(), s)
-			},
+			RunE:  runE(o, s),
 		}
 		if nameFlag != "" {
 			c.Flags().StringSliceVar(&o.Names, nameFlag, nil, nameHelp)
@@ -85,8 +70,12 @@ Names come from the switch's P4Info, or from --config p4info[,device-config]
 	return cmd
 }
 
-// Complete has nothing to load.
-func (o *getOptions) Complete() error { return nil }
+// Complete records which subcommand runs (entries, regions, counters or
+// registers).
+func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
+	o.what = c.Name()
+	return nil
+}
 
 // Validate checks the flags.
 func (o *getOptions) Validate() error {
@@ -286,7 +275,7 @@ func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Ind
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{counters: true}
+	res := cellRows{rows: []cellRow{}, counters: true} // -o json: [] rather than null
 	for _, n := range names {
 		cells, err := c.ReadCounter(ctx, n, -1)
 		if err != nil {
@@ -308,7 +297,7 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{}
+	res := cellRows{rows: []cellRow{}}
 	for _, n := range names {
 		cells, err := c.ReadRegister(ctx, n, -1)
 		if err != nil {

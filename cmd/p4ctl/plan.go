@@ -16,7 +16,7 @@ import (
 
 // planOptions are the flags of `p4ctl plan`.
 type planOptions struct {
-	ConfigPath string
+	configFlag
 	hourFlags
 	Epoch  int
 	Policy string
@@ -26,7 +26,6 @@ type planOptions struct {
 	now func() time.Time
 
 	// Set by Complete.
-	cfg    *config.Config
 	policy *regions.Policy
 	tables map[string]bool
 }
@@ -45,18 +44,10 @@ is N hours after the schedule's replay start (or the carbon data's first
 hour). Default: the replay start in replay mode, else now. The offline model
 covers one year: other dates are mapped to the same day and hour of it.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
+	o.configFlag.add(f)
 	o.hourFlags.add(f)
 	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
 	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")
@@ -66,12 +57,10 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 }
 
 // Complete loads the configuration and resolves the flags.
-func (o *planOptions) Complete() error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
+func (o *planOptions) Complete(*cobra.Command, []string) error {
+	if err := o.load(); err != nil {
 		return err
 	}
-	o.cfg = cfg
 	if o.Policy != "" {
 		name, ok := config.CanonicalPolicy(o.Policy)
 		if !ok {
@@ -79,7 +68,7 @@ func (o *planOptions) Complete() error {
 		}
 		p, err := regions.ParsePolicy(name)
 		if err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 		o.policy = &p
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -33,28 +31,28 @@ func TestPlan(t *testing.T) {
 		{"missing file", []string{"plan", "-c", "/nonexistent.yaml"}, exitError, "", "read config"},
 		{"both times", []string{"plan", "-c", ex, "--at", "2022-01-01T00", "--hour", "1"}, exitUsage, "", "not both"},
 		{"bad time", []string{"plan", "-c", ex, "--at", "noon"}, exitUsage, "", "--at"},
+		{"negative hour", []string{"plan", "-c", ex, "--hour", "-5"}, exitUsage, "", `"--hour" flag: want an integer ≥ 0`},
 		{"bad table", []string{"plan", "-c", ex, "--table", "nope"}, exitUsage, "", "no such table"},
 		{"bad policy", []string{"plan", "-c", ex, "--policy", "Z"}, exitUsage, "", "--policy"},
 		{"bad output", []string{"plan", "-c", ex, "-o", "xml"}, exitUsage, "", "unknown output format"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(context.Background(), c.args, &out, &errb)
+			code, out, errb := p4ctl(t, c.args...)
 			if code != c.code {
-				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb.String())
+				t.Fatalf("exit %d, want %d (stderr %q)", code, c.code, errb)
 			}
-			if !strings.Contains(out.String(), c.wantOut) || !strings.Contains(errb.String(), c.wantErr) {
-				t.Fatalf("stdout %.400q\nstderr %q", out.String(), errb.String())
+			if !strings.Contains(out, c.wantOut) || !strings.Contains(errb, c.wantErr) {
+				t.Fatalf("stdout %.400q\nstderr %q", out, errb)
 			}
 		})
 	}
 }
 
 func TestPlanJSON(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"plan", "-c", "../../examples/mumbai.yaml", "-o", "json"}, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	code, out, errb := p4ctl(t, "plan", "-c", "../../examples/mumbai.yaml", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var got struct {
 		Meta struct {
@@ -68,7 +66,7 @@ func TestPlanJSON(t *testing.T) {
 			Table string `json:"table"`
 		} `json:"entries"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Meta.Policy != "C" || !strings.Contains(got.Meta.Source, "synthetic") || len(got.Meta.Ranking) != 12 || len(got.Entries) == 0 {

@@ -25,14 +25,7 @@ type pushPipelineOptions struct {
 }
 
 func newPushCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "push pipeline",
-		Short: "Push a pipeline config to a switch",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return usageErrorf("push what? pipeline")
-		},
-	}
+	cmd := groupCmd("push pipeline", "Push a pipeline config to a switch")
 	o := &pushPipelineOptions{}
 	pipe := &cobra.Command{
 		Use:   "pipeline --p4info FILE [--device-config FILE] [--grpc-addr HOST:PORT]",
@@ -40,24 +33,17 @@ func newPushCmd(s *streams) *cobra.Command {
 		Long: `pipeline becomes the switch's primary controller (--election-id) and sends
 SetForwardingPipelineConfig with the P4Info and the target's device config
 (BMv2: the JSON from p4c; none for the embedded target, which models the
-p4ctl program and checks the P4Info against it). --config p4info,json is
-p4runtime-shell's spelling of the same two files.`,
+p4ctl program and checks the P4Info against it). --config P4INFO,JSON is
+p4runtime-shell's spelling of the same two files; it is not the controller
+configuration YAML that plan, diff, apply and run take as --config.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := pipe.Flags()
-	o.conn.add(f, p4rt.DefaultAddress, 1)
+	o.conn.add(f, p4rt.DefaultAddress, 1, "election id (low 64 bits), ≥ 1: only the primary controller may set the pipeline")
 	f.StringVar(&o.P4Info, "p4info", "", "P4Info file (text, JSON or binary protobuf)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config (e.g. BMv2 JSON)")
-	f.StringVar(&o.Pipeline, "config", "", "p4info[,device-config] (p4runtime-shell style; instead of --p4info/--device-config)")
+	f.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the same two files as --p4info and --device-config; not a controller YAML")
 	f.StringVar(&o.Action, "action", "verify-and-commit", "verify, verify-and-save, verify-and-commit, commit or reconcile-and-commit")
 	f.Uint64Var(&o.Cookie, "cookie", 0, "pipeline cookie")
 	cmd.AddCommand(pipe)
@@ -65,7 +51,7 @@ p4runtime-shell's spelling of the same two files.`,
 }
 
 // Complete splits --config into --p4info and --device-config.
-func (o *pushPipelineOptions) Complete() error {
+func (o *pushPipelineOptions) Complete(*cobra.Command, []string) error {
 	if o.Pipeline == "" {
 		return nil
 	}
@@ -96,7 +82,7 @@ func (o *pushPipelineOptions) Validate() error {
 	}
 	a, err := p4rt.ParsePipelineAction(o.Action)
 	if err != nil {
-		return usageErrorf("--action: %v", err)
+		return usageErrorf("--action: %w", err)
 	}
 	o.action = a
 	return nil

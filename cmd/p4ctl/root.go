@@ -103,6 +103,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitError
 }
 
+// groupCmd is a command that only holds subcommands: without one, or with
+// an unknown one, it is a usage error (exit 2) naming the subcommands.
+func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	cmd.AddCommand(subs...)
+	cmd.RunE = func(c *cobra.Command, _ []string) error {
+		var names []string
+		for _, sc := range c.Commands() {
+			if sc.IsAvailableCommand() {
+				names = append(names, sc.Name())
+			}
+		}
+		return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
+	}
+	return cmd
+}
+
+// options is the life cycle of a command's flags, kubectl style: Complete
+// fills derived values (loads files, parses arguments), Validate rejects bad
+// combinations as usage errors, Run does the work.
+type options interface {
+	Complete(c *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context, s *streams) error
+}
+
+// runE is the RunE of a command with options o.
+func runE(o options, s *streams) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		warnDeprecated(c.Flags(), s.Err)
+		if err := o.Complete(c, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(c.Context(), s)
+	}
+}
+
 // notYet is the body of commands whose issue has not landed yet.
 func notYet(use, short, issue string) *cobra.Command {
 	return &cobra.Command{

@@ -18,7 +18,7 @@ import (
 
 // runOptions are the flags of `p4ctl run`.
 type runOptions struct {
-	ConfigPath   string
+	configFlag
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
@@ -38,7 +38,6 @@ type runOptions struct {
 	hostname func() (string, error)
 	ready    func(metrics net.Addr) // tests
 
-	cfg      *config.Config
 	targets  []controller.Target
 	schedule controller.Schedule
 	clock    controller.Clock
@@ -70,24 +69,16 @@ writes, a backup takes over when the primary's stream ends.
 
 Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.ConfigPath, "config", "c", "", "controller configuration file (YAML; see docs/CONFIG.md)")
-	o.conn.add(f, "", 0)
+	o.configFlag.add(f)
+	o.conn.add(f, "", 0, "election id (low 64 bits) for every target, before --replica is added (0 = each target's configured id, at least 1)")
 	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
 	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
 	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
-	f.IntVar(&o.Hours, "hours", -1, "replay this many hours, then exit (0 = without end; default: the configuration's)")
+	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
@@ -101,13 +92,8 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 }
 
 // Complete loads the configuration.
-func (o *runOptions) Complete() error {
-	cfg, err := loadControllerConfig(o.ConfigPath)
-	if err != nil {
-		return err
-	}
-	o.cfg = cfg
-	return nil
+func (o *runOptions) Complete(*cobra.Command, []string) error {
+	return o.load()
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
@@ -179,14 +165,14 @@ func (o *runOptions) Validate() error {
 	if o.Replay != "" {
 		t, err := parseHour(o.Replay)
 		if err != nil {
-			return usageErrorf("--replay: %v", err)
+			return usageErrorf("--replay: %w", err)
 		}
 		start = t
 	}
 	if o.Speed != "" {
 		v, err := parseSpeed(o.Speed)
 		if err != nil {
-			return usageErrorf("--speed %v", err)
+			return usageErrorf("--speed %w", err)
 		}
 		speed = v
 	}
@@ -195,7 +181,7 @@ func (o *runOptions) Validate() error {
 	}
 	clk, err := controller.NewReplayClock(start, speed)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	o.clock = clk
 	o.schedule = controller.Schedule{Replay: true, Start: start, Hours: hours}

@@ -50,10 +50,15 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 
 func dur(x float64) time.Duration { return time.Duration(x * float64(time.Microsecond)) }
 
-// bind registers the flags; withHosts adds --hosts (tune uses --cores).
-func (f *scenarioFlags) bind(fs *pflag.FlagSet, withHosts bool) {
+// bind registers the flags. tune (forTune) has --cores instead of --hosts
+// and simulates JBSQ only, so the flags of other policies (load reports,
+// forwarding, connections, migration) keep their defaults unexposed.
+func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	d := micro.Scenario()
-	if withHosts {
+	policyFS := fs
+	if forTune {
+		policyFS = pflag.NewFlagSet("not exposed by tune", pflag.ContinueOnError)
+	} else {
 		fs.IntVar(&f.hosts, "hosts", d.Hosts, "number of hosts N")
 	}
 	fs.IntVar(&f.coresPerHost, "cores-per-host", d.CoresPerHost, "cores per host m (one FCFS queue shared by the host's cores)")
@@ -61,8 +66,8 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, withHosts bool) {
 	fs.Float64Var(&f.arrivalCV, "arrival-cv", d.ArrivalCV, "coefficient of variation of inter-arrival times (1 = Poisson)")
 	fs.StringVar(&f.arrivalKind, "arrival-kind", string(d.ArrivalKind), "how CV ≠ 1 is generated: h2 (balanced-means hyper-exponential; gamma below 1) or gamma")
 	fs.StringVar(&f.service, "service", string(d.Service.Kind), "service-time distribution: fixed, exp, bimodal, lognormal")
-	fs.DurationVar(&f.serviceMean, "service-mean", dur(d.Service.Mean), "mean service time")
-	fs.Float64Var(&f.sigma, "sigma", d.Service.Sigma, "lognormal σ")
+	fs.DurationVar(&f.serviceMean, "service-mean", dur(d.Service.Mean), "mean service time S")
+	fs.Float64Var(&f.sigma, "sigma", d.Service.Sigma, "lognormal service: σ of ln(service time); 1 gives CV ≈ 1.31")
 	fs.Float64Var(&f.bimodalP, "bimodal-p", 0.1, "bimodal: probability of a long request")
 	fs.Float64Var(&f.bimodalRatio, "bimodal-ratio", 10, "bimodal: long/short service time")
 	fs.DurationVar(&f.delay, "delay", dur(d.Delay), "one-way network delay D (host → host costs 2D)")
@@ -75,13 +80,13 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, withHosts bool) {
 	fs.Float64Var(&f.notifyLoss, "notify-loss", 0, "probability a completion notification is lost")
 	fs.DurationVar(&f.creditTTL, "credit-ttl", 0, "JBSQ credit TTL (0 = none)")
 	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
-	fs.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
-	fs.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
+	policyFS.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
+	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
-	fs.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash and migrate")
-	fs.Float64Var(&f.zipfAlpha, "zipf-alpha", 0.5, "Zipf exponent of connection popularity")
-	fs.DurationVar(&f.migrateInterval, "migrate-interval", 100*time.Microsecond, "connection migration period")
+	policyFS.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash and migrate")
+	policyFS.Float64Var(&f.zipfAlpha, "zipf-alpha", 0.5, "Zipf exponent of connection popularity")
+	policyFS.DurationVar(&f.migrateInterval, "migrate-interval", 100*time.Microsecond, "connection migration period")
 }
 
 // config builds the scenario; hosts overrides --hosts when > 0.
@@ -92,7 +97,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	}
 	kind, err := dist.ParseServiceKind(f.service)
 	if err != nil {
-		return c, usageErrorf("--service: %v", err)
+		return c, usageErrorf("--service: %w", err)
 	}
 	c.Hosts, c.CoresPerHost, c.Load = f.hosts, f.coresPerHost, f.load
 	c.ArrivalCV, c.ArrivalKind = f.arrivalCV, dist.ArrivalKind(f.arrivalKind)
@@ -110,7 +115,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	c.Connections, c.ZipfAlpha = f.connections, f.zipfAlpha
 	c.MigrateInterval = us(f.migrateInterval)
 	if err := c.Validate(); err != nil {
-		return c, usageErrorf("%v", err)
+		return c, usageErrorf("%w", err)
 	}
 	return c, nil
 }
@@ -212,34 +217,27 @@ The same --seed gives byte-identical output.`,
   p4ctl sim micro e3 --quick -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()
-	o.scen.bind(fs, true)
+	o.scen.bind(fs, false)
 	o.run.bind(fs, "out/sim-micro")
 	fs.StringArrayVar(&o.policies, "policy", nil, "policy to run (repeatable; e1 and run)")
 	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound")
 	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
-	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (default 0.025…0.85)")
+	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
+	fs.Lookup("loads").DefValue = "" // no "(default [])": the usage text says what empty means
 	return cmd
 }
 
 // Complete fills derived fields.
-func (o *simMicroOptions) Complete(args []string) error {
+func (o *simMicroOptions) Complete(_ *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 		o.parsed = append(o.parsed, q)
 	}
@@ -270,12 +268,22 @@ func (o *simMicroOptions) Validate() error {
 		c := sc
 		c.Policy = p
 		if err := c.Validate(); err != nil {
-			return usageErrorf("--policy %s: %v", p, err)
+			return usageErrorf("--policy %s: %w", p, err)
 		}
 	}
 	for _, l := range o.loads {
 		if !(l > 0 && l < 4) {
 			return usageErrorf("--loads: %v must be in (0, 4)", l)
+		}
+	}
+	for _, c := range o.costs {
+		if c <= 0 {
+			return usageErrorf("--costs: %v must be > 0", c)
+		}
+	}
+	for _, n := range o.dispCores {
+		if n < 1 {
+			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
 		}
 	}
 	return nil

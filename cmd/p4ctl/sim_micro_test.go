@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,18 +8,11 @@ import (
 	"testing"
 )
 
-func runCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func TestSimMicroRunJSONAndPlots(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"sim", "micro", "run", "--quick", "--requests", "3000", "--seeds", "2",
 		"--policy", "random", "--policy", "jbsq", "-o", "json", "--out-dir", dir}
-	code, out, errs := runCLI(t, args...)
+	code, out, errs := p4ctl(t, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -49,13 +40,13 @@ func TestSimMicroRunJSONAndPlots(t *testing.T) {
 		t.Errorf("stderr %q does not list the plots", errs)
 	}
 	// Same seed, same output.
-	if _, again, _ := runCLI(t, args...); again != out {
+	if _, again, _ := p4ctl(t, args...); again != out {
 		t.Fatal("same seed gave different output")
 	}
 }
 
 func TestSimMicroE1Table(t *testing.T) {
-	code, out, errs := runCLI(t, "sim", "micro", "e1", "--quick", "--requests", "2000", "--no-plots")
+	code, out, errs := p4ctl(t, "sim", "micro", "e1", "--quick", "--requests", "2000", "--no-plots")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -67,7 +58,7 @@ func TestSimMicroE1Table(t *testing.T) {
 }
 
 func TestTuneJBSQCommand(t *testing.T) {
-	code, out, errs := runCLI(t, "tune", "jbsq", "--delay", "4.5us", "--service-mean", "5us", "--cores", "128",
+	code, out, errs := p4ctl(t, "tune", "jbsq", "--delay", "4.5us", "--service-mean", "5us", "--cores", "128",
 		"--load", "0.85", "--slo", "50us", "--target", "0.05", "--quick", "--requests", "3000", "-o", "json", "--no-plots")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -99,12 +90,14 @@ func TestSimMicroUsageErrors(t *testing.T) {
 		{"sim", "micro", "run", "--service", "pareto"},
 		{"sim", "micro", "e3", "--target", "2"},
 		{"sim", "micro", "gateway", "--loads", "0"},
+		{"sim", "micro", "gateway", "--dispatcher-cores", "0"},
+		{"sim", "micro", "gateway", "--costs", "0s"},
 		{"tune", "jbsq", "--cores", "100"},
 		{"tune", "jbsq", "--target", "0"},
 		{"tune", "jbsq", "--delay", "soon"},
 	}
 	for _, args := range cases {
-		if code, _, errs := runCLI(t, args...); code != exitUsage {
+		if code, _, errs := p4ctl(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, errs)
 		}
 	}

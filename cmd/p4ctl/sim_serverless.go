@@ -73,15 +73,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
   p4ctl sim serverless notify
   p4ctl sim serverless bound --dist azure --lambda 20`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args, s); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dists, "dist", "", "distributions, comma-separated: azure, zipf, powerlaw, exp:MEAN_MS (default: the experiment's)")
@@ -98,8 +90,10 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s when --pods is 0")
 	f.Float64Var(&o.delta, "delta", 0.01, "tolerance of the wait-bound derivation (probability a held stage is still unbound at its bound)")
 	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait bound: "auto" (derived per class) or a duration for every class`)
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "a request slower than this end to end counts as a timeout")
-	f.IntVar(&o.workers, "workers", 0, "parallel simulations (0 = GOMAXPROCS)")
+	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "a simulated request slower than this end to end counts as a timeout")
+	f.IntVar(&o.workers, "parallel", 0, "concurrent simulations (0 = GOMAXPROCS); never changes results")
+	deprecatedAlias(f, "timeout", "request-timeout")
+	deprecatedAlias(f, "workers", "parallel")
 	f.BoolVar(&o.quick, "quick", false, "3 seeds × 4000 requests (smoke test, < 10 s)")
 	f.StringVar(&o.outDir, "out-dir", "out/sim-serverless", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
@@ -108,8 +102,8 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 }
 
 // Complete builds the experiment configuration from the argument and flags.
-func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *streams) error {
-	o.changed = cmd.Flags().Changed
+func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.changed = func(name string) bool { return changed(cmd.Flags(), name) }
 	o.experiment = "sweep"
 	if len(args) == 1 {
 		o.experiment = args[0]
@@ -136,24 +130,21 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 	}
 	if o.changed("lambda") {
 		if c.Lambdas, err = parseFloats(o.lambdas); err != nil {
-			return usageErrorf("--lambda: %v", err)
+			return usageErrorf("--lambda: %w", err)
 		}
 		c.CDFLambda = maxFloat(c.Lambdas)
 	}
 	if o.changed("policy") {
 		if c.Policies, err = serverless.PolicyList(o.policies); err != nil {
-			return usageErrorf("--policy: %v", err)
+			return usageErrorf("--policy: %w", err)
 		}
 	}
 	if o.changed("notify-delay") {
 		c.NotifyDelays = nil
 		for _, f := range splitList(o.notify) {
-			d, err := time.ParseDuration(f)
-			if f == "0" {
-				d, err = 0, nil
-			}
+			d, err := time.ParseDuration(f) // "0" is valid
 			if err != nil {
-				return usageErrorf("--notify-delay: %v", err)
+				return usageErrorf("--notify-delay: %w", err)
 			}
 			c.NotifyDelays = append(c.NotifyDelays, ms(d))
 		}
@@ -172,7 +163,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 	}
 	if o.changed("chain") {
 		if c.ChainMin, c.ChainMax, err = parseChain(o.chain); err != nil {
-			return usageErrorf("--chain: %v", err)
+			return usageErrorf("--chain: %w", err)
 		}
 	}
 	if o.changed("estimate-noise") {
@@ -188,16 +179,13 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 		c.Delta = o.delta
 	}
 	if o.waitBound != "auto" {
-		d, err := time.ParseDuration(o.waitBound)
-		if o.waitBound == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(o.waitBound) // "0" is valid
 		if err != nil || d < 0 {
 			return usageErrorf(`--wait-bound: want "auto" or a duration >= 0, have %q`, o.waitBound)
 		}
 		c.WaitBound = ms(d)
 	}
-	if o.changed("timeout") {
+	if o.changed("request-timeout") {
 		c.Timeout = ms(o.timeout)
 	}
 	c.Workers = o.workers
@@ -207,10 +195,10 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string, s *st
 // Validate checks the completed configuration.
 func (o *simServerlessOptions) Validate() error {
 	if o.workers < 0 {
-		return usageErrorf("--workers must be >= 0")
+		return usageErrorf("--parallel must be >= 0")
 	}
 	if err := o.cfg.Validate(); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%w", err)
 	}
 	return nil
 }

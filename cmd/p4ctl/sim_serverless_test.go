@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,11 +10,10 @@ import (
 
 func TestSimServerlessQuickJSON(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"sim", "serverless", "--quick", "--dist", "zipf,azure", "--lambda", "20",
-		"-o", "json", "--out-dir", dir}, &out, &errb)
+	code, out, errb := p4ctl(t, "sim", "serverless", "--quick", "--dist", "zipf,azure", "--lambda", "20",
+		"-o", "json", "--out-dir", dir)
 	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var res struct {
 		Config struct {
@@ -36,8 +33,8 @@ func TestSimServerlessQuickJSON(t *testing.T) {
 		Paper  []json.RawMessage `json:"paper"`
 		Plots  []string          `json:"plots"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("json: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
 	}
 	if res.Config.Seeds != 3 || res.Config.Requests != 4000 || len(res.Scenarios) != 8 || len(res.Ratios) != 12 || len(res.Paper) != 2 {
 		t.Fatalf("unexpected result shape: %+v", res.Config)
@@ -58,30 +55,48 @@ func TestSimServerlessQuickJSON(t *testing.T) {
 }
 
 func TestSimServerlessSingleScenarioTable(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"sim", "serverless", "--dist", "exp:1000", "--lambda", "5", "--policy", "late,pathfinder",
-		"--seeds", "2", "--requests", "2000", "--pods", "8", "--chain", "2", "--wait-bound", "500ms", "--no-plots"}, &out, &errb)
+	code, out, errb := p4ctl(t, "sim", "serverless", "--dist", "exp:1000", "--lambda", "5", "--policy", "late,pathfinder",
+		"--seeds", "2", "--requests", "2000", "--pods", "8", "--chain", "2", "--wait-bound", "500ms", "--no-plots")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb)
 	}
 	for _, want := range []string{"exp:1000", "late", "pathfinder", "P99 RESPONSE VS LATE", "PathFinder paper (reported", "500 ms, 500 ms"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if errb.Len() != 0 {
-		t.Errorf("stderr not empty (no TTY, so no progress bar): %q", errb.String())
+	if len(errb) != 0 {
+		t.Errorf("stderr not empty (no TTY, so no progress bar): %q", errb)
 	}
 }
 
 func TestSimServerlessBound(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "-o", "json"}, &out, &errb)
+	code, out, errb := p4ctl(t, "sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "-o", "json")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb)
 	}
-	if !strings.Contains(out.String(), `"long_max_holds": 21`) || strings.Contains(out.String(), `"scenarios": [`) {
-		t.Fatalf("bound output:\n%s", out.String())
+	if !strings.Contains(out, `"long_max_holds": 21`) || strings.Contains(out, `"scenarios": [`) {
+		t.Fatalf("bound output:\n%s", out)
+	}
+}
+
+// A deprecated flag spelling still works and warns on stderr only, so
+// -o json stays parseable.
+func TestSimServerlessDeprecatedFlags(t *testing.T) {
+	code, out, errb := p4ctl(t, "sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "--timeout", "2s", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var res struct {
+		Config struct {
+			TimeoutMS float64 `json:"timeout_ms"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Config.TimeoutMS != 2000 {
+		t.Fatalf("timeout_ms %v (%v)\n%s", res.Config.TimeoutMS, err, out)
+	}
+	if !strings.Contains(errb, "--timeout is deprecated, use --request-timeout") {
+		t.Fatalf("stderr %q", errb)
 	}
 }
 
@@ -97,13 +112,13 @@ func TestSimServerlessUsageErrors(t *testing.T) {
 		{"sim", "serverless", "--wait-bound", "soon"},
 		{"sim", "serverless", "--notify-delay", "x"},
 		{"sim", "serverless", "--seeds", "0"},
-		{"sim", "serverless", "--workers", "-1"},
+		{"sim", "serverless", "--parallel", "-1"},
+		{"sim", "serverless", "--workers", "-1"}, // deprecated spelling
 		{"sim", "serverless", "-o", "xml"},
 		{"sim", "serverless", "sweep", "extra"},
 	} {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, errb.String())
+		if code, _, errb := p4ctl(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, errb)
 		}
 	}
 }

@@ -42,15 +42,7 @@ gRPC server, so controllers (p4ctl push/apply/get, p4runtime-shell, ONOS) can
 drive it exactly as they drive BMv2's simple_switch_grpc. It listens on
 loopback only unless --grpc-addr says otherwise, and serves until interrupted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.GRPCAddr, "grpc-addr", p4rtserver.DefaultAddress, "P4Runtime listen address (host:port)")
@@ -65,7 +57,7 @@ loopback only unless --grpc-addr says otherwise, and serves until interrupted.`,
 }
 
 // Complete loads the P4Info file, if any.
-func (o *switchOptions) Complete() error {
+func (o *switchOptions) Complete(*cobra.Command, []string) error {
 	if o.P4InfoFile == "" {
 		return nil
 	}

@@ -21,9 +21,8 @@ func TestSwitchUsage(t *testing.T) {
 		{"switch", "--cpu-port", "600"},
 		{"switch", "--tls-cert", "x.pem"},
 	} {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != exitUsage {
-			t.Errorf("%v: exit %d (%s), want %d", args, code, errb.String(), exitUsage)
+		if code, _, errb := p4ctl(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, errb, exitUsage)
 		}
 	}
 }

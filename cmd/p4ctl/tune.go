@@ -9,12 +9,7 @@ import (
 )
 
 func newTuneCmd(s *streams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "tune",
-		Short: "Choose dispatch parameters from simulation",
-	}
-	cmd.AddCommand(newTuneJBSQCmd(s))
-	return cmd
+	return groupCmd("tune", "Choose dispatch parameters from simulation", newTuneJBSQCmd(s))
 }
 
 // tuneJBSQOptions is `p4ctl tune jbsq`.
@@ -41,18 +36,10 @@ the load and are not simulated.`,
 		Example: `  p4ctl tune jbsq --delay 4.5us --service-mean 5us --cores 128 --load 0.85
   p4ctl tune jbsq --delay 20us --service-mean 5us --cores 128 --load 0.85 --slo 81us --target 0.01 -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()
-	o.scen.bind(fs, false)
+	o.scen.bind(fs, true)
 	o.run.bind(fs, "out/tune")
 	fs.IntVar(&o.cores, "cores", 128, "total cores (hosts = cores / cores-per-host)")
 	fs.Float64Var(&o.target, "target", 0.05, "largest acceptable SLO violation rate")
@@ -60,7 +47,7 @@ the load and are not simulated.`,
 }
 
 // Complete builds the scenario.
-func (o *tuneJBSQOptions) Complete() error {
+func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error {
 	if o.scen.coresPerHost < 1 || o.cores < o.scen.coresPerHost || o.cores%o.scen.coresPerHost != 0 {
 		return usageErrorf("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
 	}

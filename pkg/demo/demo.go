@@ -74,7 +74,8 @@ type Options struct {
 	OnStart  func(*Result)
 	OnHour   func(Hour)
 	Progress func(done, total int)
-	Log      *slog.Logger
+	// Log receives the controller's log (default: discarded).
+	Log *slog.Logger
 }
 
 // Hour is one replayed hour.

@@ -3,17 +3,15 @@ package demo
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/p4ctl/p4ctl/internal/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -163,23 +161,12 @@ func (r *Result) WriteText(w io.Writer) error {
 // requests per region per hour read back from the switch (stacked). It
 // returns the files written and records them in r.Plots.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	}
-	src := r.CarbonSource
-	if i := strings.IndexByte(src, ';'); i > 0 {
-		src = src[:i]
-	}
+	src := figure.Source(r.CarbonSource)
 	var files []string
 	save := func(p *plot.Plot, name string) error {
-		for _, ext := range []string{"png", "svg"} {
-			f := filepath.Join(dir, name+"."+ext)
-			if err := p.Save(9*vg.Inch, 4.5*vg.Inch, f); err != nil {
-				return fmt.Errorf("plots: %s: %w", f, err)
-			}
-			files = append(files, f)
-		}
-		return nil
+		fs, err := figure.Save(p, dir, name, 9*vg.Inch, 4.5*vg.Inch)
+		files = append(files, fs...)
+		return err
 	}
 	p, err := intensityPlot(r, src)
 	if err != nil {
@@ -224,6 +211,8 @@ func intensityPlot(r *Result, src string) (*plot.Plot, error) {
 	p.Legend.Top = false // the lines run high; the bottom right is free
 	p.Add(plotter.NewGrid())
 	p.Y.Min = 0
+	p.X.Tick.Marker = figure.IntTicks{Max: 24} // whole hours
+	p.Y.Tick.Marker = figure.Ticks{}
 	return p, nil
 }
 
@@ -239,25 +228,15 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 			names = append(names, reg.ID)
 		}
 	}
-	cols := palette.Rainbow(max(len(names), 1), 0, 0.85, 0.8, 0.9, 1).Colors()
-	var below *plotter.BarChart
+	values := make([]plotter.Values, len(names))
 	for k, name := range names {
-		vals := make(plotter.Values, len(r.Hours))
+		values[k] = make(plotter.Values, len(r.Hours))
 		for i, h := range r.Hours {
-			vals[i] = float64(h.Routed[name])
+			values[k][i] = float64(h.Routed[name])
 		}
-		b, err := plotter.NewBarChart(vals, vg.Points(14))
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		b.Color = cols[k]
-		b.LineStyle.Width = 0
-		if below != nil {
-			b.StackOn(below)
-		}
-		below = b
-		p.Add(b)
-		p.Legend.Add(name, b)
+	}
+	if err := figure.StackBars(p, vg.Points(14), names, values); err != nil {
+		return nil, err
 	}
 	labels := make([]string, len(r.Hours))
 	for i, h := range r.Hours {
@@ -267,7 +246,10 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 	}
 	p.NominalX(labels...)
 	p.X.Label.Text = "hour (UTC) of " + r.Start.Format("2006-01-02") + " onward"
+	p.Y.Tick.Marker = figure.Ticks{}
 	p.Legend.Top = true
-	p.X.Min, p.X.Max = -0.7, float64(len(r.Hours))+4 // room for the legend
+	// Room for the legend right of the bars: about a fifth of the width.
+	n := float64(len(r.Hours))
+	p.X.Min, p.X.Max = -0.7, n-0.3+max(1.5, 0.25*n)
 	return p, nil
 }

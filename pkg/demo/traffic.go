@@ -130,7 +130,7 @@ func Send(sw *dataplane.Switch, frame []byte) (Outcome, error) {
 	}
 	f, ok, err := wire.ParseFrame(out.Frame)
 	if err != nil || !ok {
-		return o, fmt.Errorf("request left the switch unparseable: %v", err)
+		return o, fmt.Errorf("request left the switch unparseable: %w", err)
 	}
 	o.Header = f.Header
 	return o, nil

@@ -379,6 +379,7 @@ type RPCError struct {
 	Status *status.Status
 }
 
+// Error implements error: the operation, the device and the gRPC status.
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("%s on device %d: %s: %s", e.Op, e.Device, codeName(e.Status.Code()), e.Status.Message())
 }

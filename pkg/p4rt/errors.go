@@ -16,6 +16,7 @@ import (
 // gRPC status error with that code.
 type CodeError struct{ Code codes.Code }
 
+// Error implements error.
 func (e *CodeError) Error() string { return "p4runtime: " + codeName(e.Code) }
 
 // Sentinels for the codes P4Runtime servers return.
@@ -90,6 +91,7 @@ type UpdateError struct {
 	Update     *p4v1.Update     // the update that failed
 }
 
+// Error implements error: the update's position, operation, entity and status.
 func (e *UpdateError) Error() string {
 	msg := e.Message
 	if msg == "" {
@@ -122,6 +124,7 @@ type WriteError struct {
 	Role         string
 }
 
+// Error implements error, summarising every failed update.
 func (e *WriteError) Error() string {
 	if len(e.Failed) == 0 {
 		s := fmt.Sprintf("write to device %d failed at batch %d: %s: %s", e.Device, e.Batch, codeName(e.Status.Code()), e.Status.Message())
@@ -172,6 +175,7 @@ type ArbitrationError struct {
 	Status     *status.Status
 }
 
+// Error implements error.
 func (e *ArbitrationError) Error() string {
 	role := ""
 	if e.Role != "" {

@@ -19,6 +19,7 @@ type ReadError struct {
 	Failed []*UpdateError // Index is the request's position; Op is UNSPECIFIED
 }
 
+// Error implements error, listing every failed request.
 func (e *ReadError) Error() string {
 	parts := make([]string, len(e.Failed))
 	for i, f := range e.Failed {

@@ -24,6 +24,7 @@ const (
 	EventReconnected             // the StreamChannel was re-opened and re-arbitrated; resync ran
 )
 
+// String names the event for logs.
 func (e StateEvent) String() string {
 	switch e {
 	case EventPrimary:
@@ -56,6 +57,7 @@ type ArbitrationState struct {
 	Err               error // why the stream broke, or the resync error
 }
 
+// String renders the state for logs and errors.
 func (s ArbitrationState) String() string {
 	role := ""
 	if s.Role != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -115,5 +116,37 @@ func FuzzWrite(f *testing.F) {
 			tb.Apply(key, 64)
 		}
 		e.Release()
+	})
+}
+
+// FuzzSetPipeline: a P4Info comes from any P4Runtime client
+// (SetForwardingPipelineConfig) or a --p4info file. Whatever protobuf it
+// decodes to must be accepted or rejected without a panic, and an accepted
+// one must serve wildcard reads of every table, counter and register.
+func FuzzSetPipeline(f *testing.F) {
+	seed, err := proto.Marshal(testInfo())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var info p4configv1.P4Info
+		if proto.Unmarshal(data, &info) != nil {
+			return
+		}
+		e := New(Options{})
+		if err := e.SetPipelineInfo(&info); err != nil {
+			return
+		}
+		ctx := context.Background()
+		for _, ent := range []*p4v1.Entity{
+			{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{}}},
+			{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{}}},
+			{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{}}},
+		} {
+			_ = e.Read(ctx, ent, func(*p4v1.Entity) error { return nil })
+		}
 	})
 }

@@ -63,6 +63,7 @@ type Entry struct {
 	Default  bool
 }
 
+// String renders the entry as one line for test failure messages.
 func (e Entry) String() string {
 	if e.Default {
 		return fmt.Sprintf("%s default %s%v", e.Table, e.Action, e.Params)

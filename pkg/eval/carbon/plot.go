@@ -2,11 +2,9 @@ package carbon
 
 import (
 	"fmt"
+	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -15,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/p4ctl/p4ctl/internal/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -23,20 +22,12 @@ import (
 // heatmap and the CDF of per-run savings of C, per pool. Every plot names
 // its carbon source. It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	}
-	src := shortSource(r.CarbonSource)
+	src := figure.Source(r.CarbonSource)
 	var files []string
 	save := func(p *plot.Plot, name string, w, h vg.Length) error {
-		for _, ext := range []string{"png", "svg"} {
-			f := filepath.Join(dir, name+"."+ext)
-			if err := p.Save(w, h, f); err != nil {
-				return fmt.Errorf("plots: %s: %w", f, err)
-			}
-			files = append(files, f)
-		}
-		return nil
+		fs, err := figure.Save(p, dir, name, w, h)
+		files = append(files, fs...)
+		return err
 	}
 	for _, pool := range r.Pools {
 		p, err := savingPlot(r, pool, src)
@@ -68,17 +59,6 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	return files, nil
 }
 
-// shortSource keeps the part of a source description before the first ';'.
-func shortSource(s string) string {
-	if i := strings.IndexByte(s, ';'); i > 0 {
-		s = s[:i]
-	}
-	if len(s) > 110 {
-		s = s[:107] + "..."
-	}
-	return s
-}
-
 func classesOf(r *Result) []string {
 	var out []string
 	for _, s := range r.SLAs {
@@ -91,20 +71,31 @@ func newPlot(title, src string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title + "\n" + src
 	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
 
+// savingPlot draws the saving per SLA class as one line per policy; the
+// mixed workload is not a point on the SLA axis, so it stands apart, past a
+// dashed separator, as markers only.
 func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
 	p.X.Label.Text = "SLA class (ms)"
 	p.Y.Label.Text = "saving vs A (%)"
 	cls := classesOf(r)
-	p.NominalX(cls...)
+	slas, mixedX := cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	var ticks []plot.Tick
+	for i, c := range slas {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(append(ticks, plot.Tick{Value: mixedX, Label: "mixed"}))
+	ymax := 0.0
 	for k, pol := range regions.Policies()[1:] {
 		var pts plotter.XYs
-		for i, c := range cls {
+		for i, c := range slas {
 			if row, ok := r.Find(pool, pol.String(), c); ok {
 				pts = append(pts, plotter.XY{X: float64(i), Y: row.SavingPct})
+				ymax = math.Max(ymax, row.SavingPct)
 			}
 		}
 		l, s, err := plotter.NewLinePoints(pts)
@@ -117,22 +108,36 @@ func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 		s.Shape = plotutil.Shape(k)
 		p.Add(l, s)
 		p.Legend.Add(pol.String(), l, s)
+		if row, ok := r.Find(pool, pol.String(), "mixed"); ok {
+			m, err := plotter.NewScatter(plotter.XYs{{X: mixedX, Y: row.SavingPct}})
+			if err != nil {
+				return nil, fmt.Errorf("plots: %w", err)
+			}
+			m.Color, m.Shape, m.Radius = col, s.Shape, vg.Points(4)
+			p.Add(m)
+			ymax = math.Max(ymax, row.SavingPct)
+		}
 	}
-	p.Add(plotter.NewGrid())
-	p.X.Min, p.X.Max = -0.3, float64(len(cls)-1)+1.4 // room for the legend on the right
+	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.75, Y: 0}, {X: mixedX - 0.75, Y: math.Max(ymax, 1) * 1.05}})
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	sep.Color, sep.Dashes = color.Gray{Y: 150}, []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(sep, plotter.NewGrid())
+	p.X.Min, p.X.Max = -0.3, mixedX+1.6 // room for the legend on the right
 	return p, nil
 }
 
 func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms)"
 	p.Y.Label.Text = "share of requests (%)"
 	cls := classesOf(r)
 	p.NominalX(cls...)
 	set, _ := regions.PoolOf(pool)
-	idx := set.Indices()
-	cols := palette.Rainbow(len(idx), 0, 0.85, 0.8, 0.9, 1).Colors()
-	var below *plotter.BarChart
-	for k, i := range idx {
+	var names []string
+	var values []plotter.Values
+	for _, i := range set.Indices() {
 		reg, _ := regions.RegionAt(i)
 		vals := make(plotter.Values, len(cls))
 		for j, c := range cls {
@@ -140,18 +145,10 @@ func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 				vals[j] = 100 * row.RouteShare[reg.ID]
 			}
 		}
-		b, err := plotter.NewBarChart(vals, vg.Points(28))
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		b.Color = cols[k]
-		b.LineStyle.Width = 0
-		if below != nil {
-			b.StackOn(below)
-		}
-		below = b
-		p.Add(b)
-		p.Legend.Add(reg.City, b)
+		names, values = append(names, reg.City), append(values, vals)
+	}
+	if err := figure.StackBars(p, vg.Points(28), names, values); err != nil {
+		return nil, err
 	}
 	p.X.Min, p.X.Max = -0.6, float64(len(cls)-1)+1.6 // room for the legend on the right
 	return p, nil
@@ -188,7 +185,19 @@ func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 		}
 		p.Legend.Add(label, l)
 	}
-	p.Legend.Left = true
+	// The legend goes into room added right of the data, where no curve runs.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cls {
+		if row, ok := r.Find(pool, "C", c); ok {
+			for _, x := range row.RunSavingPct {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	if lo <= hi {
+		span := math.Max(hi-lo, 1)
+		p.X.Min, p.X.Max = lo-0.03*span, hi+0.3*span
+	}
 	p.Add(plotter.NewGrid())
 	return p, nil
 }

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -37,7 +38,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -116,12 +116,10 @@ func Require(t testing.TB) {
 	}
 }
 
-var nsCounter atomic.Int64
-
 func ip(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return nil
 }
@@ -153,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		cfg.LogDir = d
 	}
 	s := &Switch{
-		NetNS:    fmt.Sprintf("p4ctl-bmv2-%d-%d", os.Getpid(), nsCounter.Add(1)),
+		NetNS:    fmt.Sprintf("p4ctl-bmv2-%d-%08x", os.Getpid(), rand.Uint32()), // unique without a package-level counter
 		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.GRPCPort)),
 		DeviceID: cfg.DeviceID,
 		Log:      filepath.Join(cfg.LogDir, "bmv2.log"),
@@ -228,9 +226,9 @@ func (s *Switch) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("simple_switch_grpc exited (%v): %s", s.exitErr, s.tail())
+			return fmt.Errorf("simple_switch_grpc exited (%w): %s", s.exitErr, s.tail())
 		case <-ctx.Done():
-			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %v: %s", s.Addr, s.NetNS, last, s.tail())
+			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %w: %s", s.Addr, s.NetNS, last, s.tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 		c, err := s.Client(p4rt.WithCallTimeout(time.Second))

@@ -8,6 +8,14 @@
 // gives each purpose its own stream (arrivals, service, policy, faults) stays
 // deterministic for a seed and keeps common random numbers across policies.
 // Sampling never allocates.
+//
+// These are the microsecond simulator's (pkg/sim/micro) generators. The
+// serverless simulator's execution-time distributions, which also need a
+// CDF, quantiles and partial means in milliseconds, are in
+// pkg/sim/serverless/dist. They stay apart because they serve different
+// interfaces: allocation-free samplers here, analytic distributions there
+// (their Zipf is a bounded distribution of execution times; ours is a
+// popularity ranking).
 package dist
 
 import (

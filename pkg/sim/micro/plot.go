@@ -3,8 +3,6 @@ package micro
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -13,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/p4ctl/p4ctl/internal/figure"
 	"github.com/p4ctl/p4ctl/pkg/stats"
 )
 
@@ -24,18 +23,7 @@ type Plotter interface {
 
 // save writes p as dir/name.png and dir/name.svg.
 func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plot: create %s: %w", dir, err)
-	}
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		f := filepath.Join(dir, name+ext)
-		if err := p.Save(w, h, f); err != nil {
-			return files, fmt.Errorf("plot: write %s: %w", f, err)
-		}
-		files = append(files, f)
-	}
-	return files, nil
+	return figure.Save(p, dir, name, w, h)
 }
 
 // errPoints pairs points with symmetric y errors for plotter.NewYErrorBars.
@@ -62,13 +50,43 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	p.Add(plotter.NewGrid())
 	return p
 }
 
+func logX(p *plot.Plot) {
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = figure.LogTicks{}
+}
+
 func logY(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = figure.LogTicks{}
+}
+
+// legendRoom raises the top of the y axis so that a legend of rows entries
+// at the top of a plot h tall sits above every value of ys.
+func legendRoom(p *plot.Plot, ys map[string][]float64, rows int, h vg.Length) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range ys {
+		for _, y := range s {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
+	if !(hi >= lo) {
+		return
+	}
+	// The data area is h less the title and the x axis (≈ 70 pt); a
+	// legend row takes ≈ 14 pt.
+	f := math.Min(0.6, (14*float64(rows)+8)/(float64(h)-70))
+	if _, log := p.Y.Scale.(plot.LogScale); log && lo > 0 {
+		l, u := math.Log(lo/1.2), math.Log(hi*1.05)
+		p.Y.Min, p.Y.Max = math.Exp(l), math.Exp(l+(u-l)/(1-f))
+		return
+	}
+	span := math.Max(hi-lo, math.Abs(hi)*0.1+1e-9)
+	p.Y.Min, p.Y.Max = lo, lo+span/(1-f)
 }
 
 // lines adds one line with points per named series (x ascending).
@@ -166,8 +184,7 @@ func (r *E2Result) Plots(dir string) ([]string, error) {
 // Plots draws violation rate against D/S per policy.
 func (r *E3Result) Plots(dir string) ([]string, error) {
 	p := newPlot("E3: violations against network delay", "one-way delay / mean service (D/S)", "violation rate (%, log)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logX(p)
 	logY(p)
 	xs, ys := map[string][]float64{}, map[string][]float64{}
 	var names []string
@@ -181,6 +198,7 @@ func (r *E3Result) Plots(dir string) ([]string, error) {
 	if err := lines(p, names, xs, ys); err != nil {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
+	p.Legend.Left = true // violations grow with D/S: the top left stays free
 	return save(p, dir, "e3_delay", 20*vg.Centimeter, 13*vg.Centimeter)
 }
 
@@ -234,14 +252,15 @@ func (r *GatewayResult) Plots(dir string) ([]string, error) {
 	if err := lines(p, names, xs, ys); err != nil {
 		return nil, fmt.Errorf("plot gateway: %w", err)
 	}
-	return save(p, dir, "gateway_saturation", 18*vg.Centimeter, 12*vg.Centimeter)
+	const h = 12 * vg.Centimeter
+	legendRoom(p, ys, len(names), h)
+	return save(p, dir, "gateway_saturation", 18*vg.Centimeter, h)
 }
 
 // Plots draws violation rate against TTL per fault and mode.
 func (r *TTLResult) Plots(dir string) ([]string, error) {
 	p := newPlot("Credit TTL ablation", "TTL (µs, log)", "violation rate (%, log)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logX(p)
 	logY(p)
 	xs, ys := map[string][]float64{}, map[string][]float64{}
 	var names []string
@@ -273,15 +292,16 @@ func (r *TTLResult) Plots(dir string) ([]string, error) {
 	if err := lines(p, names, xs, ys); err != nil {
 		return nil, fmt.Errorf("plot ttl: %w", err)
 	}
-	return save(p, dir, "ttl_ablation", 20*vg.Centimeter, 13*vg.Centimeter)
+	const h = 13 * vg.Centimeter
+	legendRoom(p, ys, len(names), h)
+	return save(p, dir, "ttl_ablation", 20*vg.Centimeter, h)
 }
 
 // Plots draws violation rate against the bound, with the target and the
 // chosen n.
 func (r *TuneResult) Plots(dir string) ([]string, error) {
 	p := newPlot(fmt.Sprintf("tune jbsq: chosen n = %d (target %.2g %%)", r.Bound, 100*r.Target), "bound n per host (log)", "violation rate (%, log)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logX(p)
 	logY(p)
 	var xs, ys []float64
 	for _, pt := range r.Curve {
@@ -295,6 +315,22 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 		return nil, fmt.Errorf("plot tune: no stable bound was simulated")
 	}
 	tgt := 100 * r.Target
+	// Log y from below the lowest point to well above the target, so the
+	// target line is clear of the title and the legend has room above it.
+	lo := tgt
+	for _, y := range ys {
+		lo = math.Min(lo, y)
+	}
+	p.Y.Min = lo / 1.5
+	p.Y.Max = tgt * math.Pow(tgt/p.Y.Min, 0.4)
+	p.X.Min, p.X.Max = xs[0]/1.15, xs[len(xs)-1]*1.15
+	if len(xs) <= 12 { // label the bounds that were simulated
+		ticks := make([]plot.Tick, len(xs))
+		for i, x := range xs {
+			ticks[i] = plot.Tick{Value: x, Label: fmt.Sprint(x)}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
 	series := map[string][]float64{"violations": ys, "target": {tgt, tgt}}
 	xser := map[string][]float64{"violations": xs, "target": {xs[0], xs[len(xs)-1]}}
 	if err := lines(p, []string{"violations", "target"}, xser, series); err != nil {

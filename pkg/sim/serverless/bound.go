@@ -68,12 +68,15 @@ func WaitBounds(in BoundInput) ([]float64, error) {
 // SwitchConfig is how the PathFinder pool could be expressed in the p4ctl
 // pipeline (docs/PIPELINE.md, server_pool.set_pool and exec_class_cost).
 type SwitchConfig struct {
-	Policy      string  `json:"policy"`
-	Bound       int     `json:"bound"`
-	MaxHolds    int     `json:"max_holds"`
-	OnFull      string  `json:"on_full"`
-	LongReserve int     `json:"long_reserve"`
-	LongMaxHold int     `json:"long_max_holds"`
+	// Policy, Bound, MaxHolds, OnFull, LongReserve and LongMaxHold are the
+	// set_pool parameters of the same names (docs/PIPELINE.md).
+	Policy      string `json:"policy"`
+	Bound       int    `json:"bound"`
+	MaxHolds    int    `json:"max_holds"`
+	OnFull      string `json:"on_full"`
+	LongReserve int    `json:"long_reserve"`
+	LongMaxHold int    `json:"long_max_holds"`
+	// Utilization is the pool's utilization ρ the holds were derived for.
 	Utilization float64 `json:"utilization"`
 	// LongWaitBoundMS is the time bound of the shortest long class, which
 	// recirculation cannot realise (see SuggestSwitch).
@@ -83,9 +86,9 @@ type SwitchConfig struct {
 
 // ExecClassCost is one exec_class_cost entry.
 type ExecClassCost struct {
-	Class  int   `json:"exec_class"`
-	CostUS int64 `json:"cost_us"`
-	IsLong bool  `json:"is_long"`
+	Class  int   `json:"exec_class"` // the request header's exec class
+	CostUS int64 `json:"cost_us"`    // expected execution time (µs)
+	IsLong bool  `json:"is_long"`    // long: held while the pick is within long_reserve of the bound
 }
 
 // SuggestSwitch maps the simulated PathFinder onto set_pool parameters for a

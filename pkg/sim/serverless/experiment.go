@@ -16,31 +16,47 @@ import (
 // ExperimentConfig is a grid of scenarios (distribution × λ × notification
 // delay) run under several policies and seeds.
 type ExperimentConfig struct {
-	Name         string    `json:"name"`
-	Dists        []string  `json:"distributions"`
-	Lambdas      []float64 `json:"lambdas_rps"`
+	// Name is the experiment's name ("sweep", "notify", "bound").
+	Name string `json:"name"`
+	// Dists are distribution names as dist.New accepts them.
+	Dists []string `json:"distributions"`
+	// Lambdas are the Poisson arrival rates (req/s).
+	Lambdas []float64 `json:"lambdas_rps"`
+	// NotifyDelays are the delays (ms) with which the scheduler learns
+	// that a pod is free.
 	NotifyDelays []float64 `json:"notify_delays_ms"`
-	Policies     []Policy  `json:"policies"`
-	Seeds        int       `json:"seeds"`
-	BaseSeed     uint64    `json:"base_seed"`
-	Requests     int       `json:"requests"`
-	Warmup       float64   `json:"warmup"`
-	ChainMin     int       `json:"chain_min"`
-	ChainMax     int       `json:"chain_max"`
+	// Policies are run on every scenario.
+	Policies []Policy `json:"policies"`
+	// Seeds is the number of runs per scenario and policy (CIs are across
+	// seeds), with seeds BaseSeed, BaseSeed+1, ….
+	Seeds    int    `json:"seeds"`
+	BaseSeed uint64 `json:"base_seed"`
+	// Requests per run, of which the first fraction Warmup is left out of
+	// the metrics.
+	Requests int     `json:"requests"`
+	Warmup   float64 `json:"warmup"`
+	// ChainMin and ChainMax bound the number of sequential stages of a
+	// request (uniform).
+	ChainMin int `json:"chain_min"`
+	ChainMax int `json:"chain_max"`
 	// EstimateNoise: see WorkloadSpec.
 	EstimateNoise float64 `json:"estimate_noise"`
 	// Pods fixes the pool size; 0 sizes it per distribution so that the
 	// utilization at RefLambda is RhoMax.
 	Pods      int     `json:"pods"`
 	RhoMax    float64 `json:"rho_max"`
-	RefLambda float64 `json:"ref_lambda_rps"`
+	RefLambda float64 `json:"ref_lambda_rps"` // req/s
 	// Delta is the bound derivation's tolerance (WaitBounds).
 	Delta float64 `json:"delta"`
 	// WaitBound < 0 derives the bounds (WaitBounds); >= 0 uses that bound
 	// (ms) for every class.
 	WaitBound float64 `json:"wait_bound_ms"`
-	Timeout   float64 `json:"timeout_ms"`
-	Workers   int     `json:"-"`
+	// Timeout (ms): a request slower than this end to end counts as a
+	// timeout.
+	Timeout float64 `json:"timeout_ms"`
+	// Workers is the number of simulations run in parallel (0 =
+	// GOMAXPROCS); it never changes results.
+	Workers int `json:"-"`
 	// CDFLambda keeps seed 0's per-request samples of the scenarios at this
 	// λ for CDF plots (0 keeps none).
 	CDFLambda float64 `json:"-"`

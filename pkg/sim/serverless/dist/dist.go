@@ -5,7 +5,8 @@
 //
 // A Distribution is immutable and safe for concurrent use; sampling goes
 // through a Sampler bound to the caller's *rand.Rand, so a run is
-// deterministic for its seed.
+// deterministic for its seed. (The microsecond simulator's arrival and
+// service generators are pkg/sim/dist.)
 package dist
 
 import (

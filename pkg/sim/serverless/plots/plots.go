@@ -7,8 +7,6 @@ package plots
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -17,6 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/p4ctl/p4ctl/internal/figure"
 	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
 	"github.com/p4ctl/p4ctl/pkg/stats"
 )
@@ -28,21 +27,13 @@ const FloorS = 0.001
 // Write renders res's figures into dir (created if missing) and returns the
 // files written.
 func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	}
 	cfg := res.Config
 	byDelay := len(cfg.Lambdas) == 1 && len(cfg.NotifyDelays) > 1
 	var files []string
 	save := func(p *plot.Plot, base string) error {
-		for _, ext := range []string{".png", ".svg"} {
-			f := filepath.Join(dir, base+ext)
-			if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
-				return fmt.Errorf("plots: save %s: %w", f, err)
-			}
-			files = append(files, f)
-		}
-		return nil
+		fs, err := figure.Save(p, dir, base, 7*vg.Inch, 4.5*vg.Inch)
+		files = append(files, fs...)
+		return err
 	}
 	for _, d := range cfg.Dists {
 		for _, m := range []struct {
@@ -50,7 +41,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			get               func(*serverless.Metrics) stats.Summary
 		}{
 			{"p99_response", "P99 response time", "P99 response time (s)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
-			{"p99_latency", "P99 waiting time", "P99 waiting time (s, < 1 ms drawn at 1 ms)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+			{"p99_latency", "P99 waiting time", "P99 waiting time (s)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
 		} {
 			p, err := sweepPlot(res, d, byDelay, m.title, m.label, m.get)
 			if err != nil {
@@ -77,33 +68,6 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 	return files, nil
 }
 
-// logTicks labels 1, 2 and 5 × 10^k on a log axis (gonum's LogTicks labels
-// only powers of ten, often a single tick on our ranges).
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	if !(lo > 0) || !(hi > lo) {
-		return ts
-	}
-	wide := math.Log10(hi/lo) > 3
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		base := math.Pow(10, e)
-		for m := 1; m < 10; m++ {
-			v := float64(m) * base
-			if v < lo || v > hi {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if m == 1 || (!wide && (m == 2 || m == 5)) {
-				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
-
 // widths makes overlapping curves visible: earlier policies are drawn wider.
 func width(i int) vg.Length { return vg.Points(3 - 0.6*float64(i)) }
 
@@ -120,17 +84,17 @@ func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, 
 	cfg := res.Config
 	p := plot.New()
 	if byDelay {
-		p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: %s vs pod-free notification delay", d, cfg.Lambdas[0], title)
+		p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: %s vs pod-free notification delay\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, cfg.Lambdas[0], title, cfg.Seeds)
 		p.X.Label.Text = "notification delay (ms; 0 drawn at 1)"
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{}
+		p.X.Tick.Marker = figure.LogTicks{}
 	} else {
-		p.Title.Text = fmt.Sprintf("%s execution times: %s vs λ (mean ± 95%% CI, %d seeds)", d, title, cfg.Seeds)
+		p.Title.Text = fmt.Sprintf("%s execution times: %s vs λ\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, title, cfg.Seeds)
 		p.X.Label.Text = "arrival rate λ (req/s)"
 	}
 	p.Y.Label.Text = ylabel
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
+	p.Y.Tick.Marker = figure.LogTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	ymax := FloorS
@@ -187,7 +151,7 @@ func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.
 	p.X.Label.Text = "response time (s, log)"
 	p.Y.Label.Text = "fraction of requests"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
+	p.X.Tick.Marker = figure.LogTicks{}
 	p.Legend.Top = false
 	p.Legend.Left = false
 	p.Y.Min, p.Y.Max = 0, 1

@@ -38,21 +38,3 @@ func TestWriteProducesPNGAndSVG(t *testing.T) {
 		}
 	}
 }
-
-func TestLogTicks(t *testing.T) {
-	ts := logTicks{}.Ticks(0.3, 30)
-	labels := map[float64]bool{}
-	for _, tk := range ts {
-		if tk.Label != "" {
-			labels[tk.Value] = true
-		}
-	}
-	for _, v := range []float64{0.5, 1, 2, 5, 10, 20} {
-		if !labels[v] {
-			t.Errorf("no label at %g (ticks %v)", v, ts)
-		}
-	}
-	if len(logTicks{}.Ticks(0, 1)) != 0 {
-		t.Error("ticks on a non-positive range")
-	}
-}
