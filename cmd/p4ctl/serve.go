@@ -28,6 +28,7 @@ type serveOptions struct {
 	Workers      int
 	MaxQueue     int
 	Delays       []string
+	Timing       bool
 	LogFile      string
 	MetricsAddr  string
 	Seed         uint64
@@ -52,7 +53,10 @@ busy-waiting with --mode busy), and replies to the client from port 9800 with
 its server id, so the switch releases the slot it bound. Every request is
 logged as a JSON line (--log) and counted in Prometheus metrics
 (--metrics-addr). On SIGINT/SIGTERM it stops reading, answers the requests
-in flight (up to --drain-timeout) and exits.
+in flight (up to --drain-timeout) and exits. With --timing every reply's
+payload starts with what the server measured (queue, execution and delay
+times), which p4ctl loadgen records to separate the emulated latency from
+what the network and hosts add.
 
 Distributions: fixed:D, exp:MEAN, uniform:MIN,MAX, lognormal:MEAN,CV,
 gamma:MEAN,CV, pareto:MIN,SHAPE.`,
@@ -79,6 +83,7 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 	f.IntVar(&o.Workers, "workers", 0, "concurrent executions (0 = unbounded); more requests wait")
 	f.IntVar(&o.MaxQueue, "max-queue", fnserver.DefaultMaxQueue, "requests waiting for a worker before new ones are dropped")
 	f.StringArrayVar(&o.Delays, "delay", nil, "SITE=DURATION added before replying to requests of site id SITE (repeatable; emulates WAN latency where tc netem is unavailable)")
+	f.BoolVar(&o.Timing, "timing", false, "start every reply's payload with what the server measured (queue, execution, delay; 20 bytes, see pkg/fnserver.Timing) for the load generator's SLA accounting")
 	f.StringVar(&o.LogFile, "log", "", "write one JSON line per request to this file ('-' = stdout)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (e.g. 127.0.0.1:9100)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the execution-time draws")
@@ -89,7 +94,7 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 // Complete parses distributions and delays.
 func (o *serveOptions) Complete(c *cobra.Command) error {
 	o.cfg = fnserver.Config{Addr: o.Addr, Mode: fnserver.Mode(o.Mode), Workers: o.Workers, MaxQueue: o.MaxQueue,
-		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Classes: map[uint8]fnserver.Dist{}}
+		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Timing: o.Timing, Classes: map[uint8]fnserver.Dist{}}
 	classes := o.ExecClasses
 	if !c.Flags().Changed("exec-class") {
 		classes = defaultExecClasses
