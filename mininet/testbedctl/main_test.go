@@ -193,7 +193,7 @@ func TestSummary(t *testing.T) {
 				exec := time.Duration(x.execMs * float64(time.Millisecond))
 				rtt := time.Duration((delays[[2]int{int(site), int(region)}] + x.execMs + 1 + x.extraMs) * float64(time.Millisecond))
 				recs = append(recs, loadgen.Record{ID: id, Sent: at - time.Second, SLAms: sla, Outcome: loadgen.OK, RTT: rtt,
-					Site: site, Region: region, Server: uint16(2 * region), Timed: true, ServerExec: exec,
+					Site: site, Region: region, Server: uint16(2 * region), Timed: true, ServerExec: exec, ServerDrawn: exec,
 					SLAMet: rtt <= time.Duration(float64(sla)*0.1*float64(time.Millisecond))})
 				id++
 			}
@@ -246,8 +246,7 @@ func TestSummary(t *testing.T) {
 		t.Errorf("hours accounted %d and %d requests, want 10 < hour 1 < 20 and 30 in all", n1, n2)
 	}
 
-	// A server that took 500 ms is an emulated violation: FAIL. So is a
-	// request decided by neither hour's plan.
+	// A server that drew 500 ms of execution is an emulated violation: FAIL.
 	late := write("late.json", 1, 0, map[uint32]tweak{1: {execMs: 500}})
 	rep, code, _ = summarize(late, b)
 	if code != 1 || rep.Pass || rep.SLA.EmulatedViolations != 1 || rep.SLA.RawOverBudget != 1 {

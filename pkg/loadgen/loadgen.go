@@ -384,7 +384,7 @@ func (r *runner) receive() {
 		rec.Site, rec.Region, rec.Server, rec.Flags, rec.Holds = h.Site, h.Region, h.Server, h.Flags, h.HoldCount
 		// payload keeps the previous datagram's bytes unless decoded now.
 		if tm, ok := fnserver.ParseTiming(payload); ok && h.Type == wire.MsgReply && slices.Contains(decoded, gopacket.LayerTypePayload) {
-			rec.Timed, rec.ServerQueue, rec.ServerExec, rec.ServerDelay = true, tm.Queue, tm.Exec, tm.Delay
+			rec.Timed, rec.ServerQueue, rec.ServerExec, rec.ServerDrawn, rec.ServerDelay = true, tm.Queue, tm.Exec, tm.Drawn, tm.Delay
 		}
 		if h.Type == wire.MsgNack {
 			rec.Outcome = Nack

@@ -152,7 +152,7 @@ func responder(t *testing.T) netip.AddrPort {
 			out := h.Marshal()
 			if h.Type == wire.MsgReply && h.RequestID%2 == 0 {
 				// Even ids get a timing record: exec = id µs, delay 3 ms.
-				out = fnserver.Timing{Exec: time.Duration(h.RequestID) * time.Microsecond, Delay: 3 * time.Millisecond}.Append(out)
+				out = fnserver.Timing{Exec: time.Duration(h.RequestID) * time.Microsecond, Drawn: time.Microsecond, Delay: 3 * time.Millisecond}.Append(out)
 			}
 			_, _ = c.WriteToUDPAddrPort(out, from)
 			if first {
@@ -216,7 +216,7 @@ func TestRun(t *testing.T) {
 		}
 		// The server's timing record, only where the reply had one.
 		timed := want == OK && r.ID%2 == 0
-		if r.Timed != timed || (timed && (r.ServerExec != time.Duration(r.ID)*time.Microsecond || r.ServerDelay != 3*time.Millisecond)) ||
+		if r.Timed != timed || (timed && (r.ServerExec != time.Duration(r.ID)*time.Microsecond || r.ServerDrawn != time.Microsecond || r.ServerDelay != 3*time.Millisecond)) ||
 			(!timed && (r.ServerExec != 0 || r.ServerDelay != 0)) {
 			t.Errorf("request %d: timed %v exec %v delay %v; want timed %v", r.ID, r.Timed, r.ServerExec, r.ServerDelay, timed)
 		}
@@ -256,7 +256,7 @@ func records() []Record {
 	ms := time.Millisecond
 	return []Record{
 		{ID: 1, Sent: 1 * ms, SLAms: 300, Outcome: OK, RTT: 20 * ms, Site: 1, Region: 0, Server: 0, SLAMet: true,
-			Timed: true, ServerQueue: 5 * time.Microsecond, ServerExec: 250 * time.Microsecond, ServerDelay: 19600 * time.Microsecond},
+			Timed: true, ServerQueue: 5 * time.Microsecond, ServerExec: 250 * time.Microsecond, ServerDrawn: 200 * time.Microsecond, ServerDelay: 19600 * time.Microsecond},
 		{ID: 2, Sent: 2 * ms, SLAms: 300, Outcome: OK, RTT: 40 * ms, Site: 1, Region: 0, Server: 1, SLAMet: false},
 		{ID: 3, Sent: 3 * ms, SLAms: 500, ExecClass: 2, Outcome: OK, RTT: 37 * ms, Site: 1, Region: 1, Server: 2, Flags: wire.FlagHeld | wire.FlagForced, Holds: 2, SLAMet: true},
 		{ID: 4, Sent: 4 * ms, SLAms: 500, Outcome: Nack, RTT: 1 * ms, Site: 1, Region: 1, Server: wire.NoServer},

@@ -164,13 +164,18 @@ func TestSLAReport(t *testing.T) {
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	// Mumbai (site 1) → eu-west-1 (region 3): 97.9 ms at 1/10, against
-	// the 1000 ms class's 100 ms budget.
+	// the 1000 ms class's 100 ms budget. The emulated latency counts the
+	// drawn execution time; what the server's sleeps overran is overhead
+	// (server slack).
 	recs := []loadgen.Record{
-		{ID: 1, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(99.5), Timed: true, ServerExec: ms(0.5)}, // overhead 1.1: fits
-		{ID: 2, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(103), Timed: true, ServerExec: ms(0.5)},  // overhead 4.6: raw miss only
-		{ID: 3, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(104), Timed: true, ServerExec: ms(3)},    // exec 3: both miss
-		{ID: 4, SLAms: 3000, Outcome: loadgen.OK, Site: 1, Region: 0, RTT: ms(20), Timed: true, ServerQueue: ms(0.2)},  // 19.6 + 0.2
-		{ID: 5, SLAms: 3000, Outcome: loadgen.OK, Site: 2, Region: 1, RTT: ms(5)},                                      // untimed: 4 ms path
+		// overhead 1.1: fits
+		{ID: 1, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(99.5), Timed: true, ServerExec: ms(0.5), ServerDrawn: ms(0.5)},
+		// overhead 4.6, of which 3 + 0.5 ms of server slack: a raw miss only
+		{ID: 2, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(103), Timed: true, ServerExec: ms(3.5), ServerDrawn: ms(0.5), ServerDelay: ms(98.4)},
+		// drew 3 ms: both miss
+		{ID: 3, SLAms: 1000, Outcome: loadgen.OK, Site: 1, Region: 3, RTT: ms(104), Timed: true, ServerExec: ms(3), ServerDrawn: ms(3)},
+		{ID: 4, SLAms: 3000, Outcome: loadgen.OK, Site: 1, Region: 0, RTT: ms(20), Timed: true, ServerQueue: ms(0.2)}, // 19.6 + 0.2
+		{ID: 5, SLAms: 3000, Outcome: loadgen.OK, Site: 2, Region: 1, RTT: ms(5)},                                     // untimed: 4 ms path
 		{ID: 6, SLAms: 300, Outcome: loadgen.Nack, Site: 1, Region: 0},
 		{ID: 7, SLAms: 300, Outcome: loadgen.Timeout},
 	}
@@ -183,6 +188,9 @@ func TestSLAReport(t *testing.T) {
 	}
 	if rep.Overhead.N != 5 || rep.Overhead.P50 != 1.1 || rep.Overhead.Max != 4.6 {
 		t.Errorf("overhead %+v", rep.Overhead)
+	}
+	if rep.ServerSlack.N != 4 || rep.ServerSlack.Max != 3.5 || rep.Outside.N != 4 || rep.Outside.Max != 3.1 {
+		t.Errorf("server slack %+v, outside %+v", rep.ServerSlack, rep.Outside)
 	}
 	var c1000 SLAClass
 	for _, c := range rep.Classes {
@@ -200,7 +208,7 @@ func TestSLAReport(t *testing.T) {
 	if err := rep.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"SLA violations at the emulated latencies (P95 × 0.1 + server time; what routing controls): 3 of 7", "raw RTT over budget", "4 of 7"} {
+	for _, want := range []string{"SLA violations at the emulated latencies (P95 × 0.1 + server queue + drawn execution; what routing controls): 3 of 7", "server timer slack", "raw RTT over budget", "4 of 7"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
