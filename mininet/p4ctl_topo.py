@@ -150,9 +150,16 @@ def netem_delays(h, intf, delays):
             % (intf, d['prefix'], k + 1))
 
 
-def wait_for_line(path, needle, timeout, proc=None):
+def check_alive(procs):
+    """Fail at once when a process the run depends on has exited."""
+    for name, pr in procs:
+        if pr is not None and pr.poll() is not None:
+            raise SystemExit('%s exited (code %d) during the run' % (name, pr.returncode))
+
+
+def wait_for_line(path, needle, timeout, proc=None, watch=()):
     """Readiness check: poll a process's output file for needle (and fail
-    at once if the process exits first)."""
+    at once if the process, or one it depends on, exits first)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -163,6 +170,7 @@ def wait_for_line(path, needle, timeout, proc=None):
             pass
         if proc is not None and proc.poll() is not None:
             raise SystemExit('%s exited (code %d) before it was ready; see %s' % (proc.args[1], proc.returncode, path))
+        check_alive(watch)
         time.sleep(0.02)  # poll interval of the readiness check
     raise SystemExit('%s: no %r after %ds' % (path, needle.strip(), timeout))
 
@@ -223,11 +231,12 @@ def main():
     ctl = os.path.join(args.bin, 'testbedctl')
     pids = PidFile(os.path.join(args.out, 'pids'))
 
-    # SIGTERM/SIGHUP tear down like Ctrl-C does.
+    # SIGINT, SIGTERM and SIGHUP tear down (installed explicitly: run.sh
+    # starts this script in the background, where SIGINT is ignored).
     def interrupted(signum, _frame):
         raise KeyboardInterrupt('signal %d' % signum)
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGHUP, interrupted)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
 
     net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
     procs = []
@@ -275,7 +284,8 @@ def main():
         pids.add(daemon.pid)
         info('*** p4ctl run (pid %d): %s\n' % (daemon.pid, ' '.join(dcmd[1:])))
         # Ready when the first hour's tables are on the switch.
-        wait_for_line(daemon_log, '"msg":"pushed"', 60, daemon)
+        bmv2 = ('simple_switch_grpc (see %s)' % os.path.join(args.out, 'bmv2.log'), sw.proc)
+        wait_for_line(daemon_log, '"msg":"pushed"', 60, daemon, [bmv2])
         info('*** p4ctl run pushed %s; %s per hour of carbon data\n' % (
             args.hour, ('%.1fs' % (3600.0 / speed)) if args.hours > 0 else 'real time'))
 
@@ -306,7 +316,7 @@ def main():
             procs.append(pr)
         # Servers are up when they have said so (their socket is bound).
         for s in topo['servers']:
-            wait_for_line(os.path.join(args.out, 'serve-%s.out' % s['name']), ' on udp ', 20)
+            wait_for_line(os.path.join(args.out, 'serve-%s.out' % s['name']), ' on udp ', 20, watch=[bmv2])
 
         info('*** loadgen: %s per client at %s req/s from %d clients\n' % (
             args.duration, args.rate, len(topo['clients'])))
@@ -322,15 +332,19 @@ def main():
             pids.add(pr.pid)
             procs.insert(0, pr)  # stopped first on teardown
             gens.append((c['name'], pr))
-        start = time.time()
+        start = last = time.time()
         while True:
             running = [pr for _, pr in gens if pr.poll() is None]
             if not running:
                 break
+            # The switch and the daemon must stay up for the whole load.
+            check_alive([bmv2, ('p4ctl run (see %s)' % daemon_log, daemon)])
             try:
-                running[0].wait(timeout=10)
+                running[0].wait(timeout=1)
             except subprocess.TimeoutExpired:
-                info('*** %.0fs elapsed\n' % (time.time() - start))
+                if time.time() - last >= 10:
+                    last = time.time()
+                    info('*** %.0fs elapsed\n' % (last - start))
         failed = [n for n, pr in gens if pr.returncode != 0]
         if failed:
             raise SystemExit('loadgen failed on %s (see %s/loadgen-*.txt)' % (', '.join(failed), args.out))
@@ -355,6 +369,9 @@ def main():
         sys.stderr.write('p4ctl_topo: %s\n' % e)
         code = 1
     finally:
+        # Teardown is not interrupted by a second signal.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         if daemon is not None:
             stop_proc(daemon)
         for pr in procs:

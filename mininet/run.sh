@@ -96,11 +96,35 @@ rm -f "$OUT"/loadgen-*.json "$OUT"/loadgen-*.txt "$OUT"/serve-* "$OUT"/p4ctl-run
   -hour "$HOUR" -hours $((HOURS + 1)) | tee "$OUT/capacity.txt"
 
 echo "*** starting Mininet with BMv2 ($BMV2)"
+# The topology script runs in the background so that a signal to this
+# script (Ctrl-C, kill) is handled at once: it is forwarded as SIGTERM (a
+# background job of a script ignores SIGINT) and the script tears the
+# network down before we exit.
 /usr/bin/python3 mininet/p4ctl_topo.py \
   --topology "$OUT/topology.json" --config "$CONFIG" --hour "$HOUR" --hours "$HOURS" --grace 1s \
   --bmv2 "$BMV2" --p4info "$P4INFO" --bmv2-json "$BMV2_JSON" \
   --bin "$OUT/bin" --out "$OUT" \
-  --duration "$DURATION" --rate "$RATE" --exec-mix "$EXEC_MIX" --delay-mode "$DELAY"
+  --duration "$DURATION" --rate "$RATE" --exec-mix "$EXEC_MIX" --delay-mode "$DELAY" &
+topo_pid=$!
+interrupted=0
+forward() {
+  interrupted=1
+  kill -TERM "$topo_pid" 2>/dev/null || true
+}
+trap forward INT TERM
+rc=0
+while kill -0 "$topo_pid" 2>/dev/null; do
+  wait "$topo_pid" && rc=0 || rc=$? # a trapped signal ends wait early: wait again
+done
+trap 'exit 130' INT TERM
+if ((interrupted)); then
+  echo "make mininet: interrupted; the network was torn down" >&2
+  exit 130
+fi
+if ((rc != 0)); then
+  echo "make mininet: the testbed failed (exit $rc); see $OUT/ (nothing is left running)" >&2
+  exit "$rc"
+fi
 
 echo "*** routing and carbon summary ($OUT/summary.txt)"
 set +e
