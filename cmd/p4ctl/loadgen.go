@@ -49,7 +49,10 @@ classes and exec classes drawn from mixes, for --duration. Every reply carries
 the switch's decisions (site, region, server, flags), which are recorded with
 the round-trip time and whether the SLA was met (within SLA × --sla-scale).
 Prints RTT percentiles, SLA accounting per class and routing shares; --csv and
---json write every request.
+--json write every request. Replies from p4ctl serve --timing also carry what
+the server measured (queue, drawn and spent execution, delay), recorded with
+each request (server_*_ms), so a testbed can tell the emulated latency from
+its own overhead (mininet/README.md).
 
 Rates above 50000 req/s, runs over 1 h and more than 2 million requests per run
 are refused.`,
