@@ -253,10 +253,44 @@ func TestSummary(t *testing.T) {
 		t.Errorf("500 ms execution: exit %d, pass %v, emulated %d, raw %d", code, rep.Pass, rep.SLA.EmulatedViolations, rep.SLA.RawOverBudget)
 	}
 	var text bytes.Buffer
+	// A held request: expected when the sizing found a pool too small, a
+	// failure when it found none.
+	held := write("held.json", 1, 0, nil)
+	var lf loadgen.File
+	if err := readJSON(held, &lf); err != nil {
+		t.Fatal(err)
+	}
+	lf.Records[4].Flags, lf.Records[4].Holds = wire.FlagHeld, 2
+	bh, err := json.Marshal(lf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(held, bh, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		undersized []string
+		pass       bool
+	}{{nil, false}, {[]string{"eu-west-1"}, true}} {
+		capPath := filepath.Join(dir, "capacity.json")
+		bc, _ := json.Marshal(Sizing{Undersized: c.undersized})
+		if err := os.WriteFile(capPath, bc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"summary", "-config", cfgPath, "-topology", topoPath, "-daemon-log", logPath, "-capacity", capPath, "-o", "json", held, b}, &out, &errb)
+		var r Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err, errb.String())
+		}
+		if r.Pass != c.pass || (code == 0) != c.pass || r.Dispatch.Held != 1 || r.Dispatch.Holds != 2 || !r.Dispatch.Sized {
+			t.Errorf("undersized %v: exit %d, pass %v, failures %v, dispatch %+v", c.undersized, code, r.Pass, r.Failures, r.Dispatch)
+		}
+	}
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"FAIL: 30 requests; 1 SLA violations at the emulated latencies; raw RTT over budget 1", "hours applied by p4ctl run"} {
+	for _, want := range []string{"FAIL (1 SLA violations at the emulated latencies): 30 requests; 1 SLA violations at the emulated latencies; raw RTT over budget 1", "hours applied by p4ctl run"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -128,6 +129,8 @@ type Report struct {
 	// Hours are the hours the daemon applied (with -daemon-log).
 	Hours []testbed.Applied `json:"hours_applied,omitempty"`
 	Pass  bool              `json:"pass"`
+	// Failures say why the run failed (empty when it passed).
+	Failures []string `json:"failures,omitempty"`
 }
 
 // Dispatch counts the requests the switch could not bind at once, against
@@ -179,7 +182,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	verdict := "PASS"
 	if !r.Pass {
-		verdict = "FAIL"
+		verdict = "FAIL (" + strings.Join(r.Failures, "; ") + ")"
 	}
 	o := r.SLA.Overhead
 	_, err := fmt.Fprintf(w, "\n%s: %d requests; %d SLA violations at the emulated latencies; raw RTT over budget %d (testbed overhead p50 %.3f / p99 %.3f / p99.9 %.3f / max %.3f ms); carbon saving %.2f %% vs nearest region; held %d, forced %d; %d decisions disagree with the plan\n",
@@ -328,7 +331,19 @@ func summary(_ context.Context, args []string, out io.Writer) error {
 		rep.Dispatch.Sized = true
 		rep.Dispatch.Undersized = slices.Clone(s.Undersized)
 	}
-	rep.Pass = rep.All.Sent > 0 && rep.SLA.EmulatedViolations == 0 && rep.Carbon.PlanDisagree == 0
+	if rep.All.Sent == 0 {
+		rep.Failures = append(rep.Failures, "no requests")
+	}
+	if n := rep.SLA.EmulatedViolations; n > 0 {
+		rep.Failures = append(rep.Failures, fmt.Sprintf("%d SLA violations at the emulated latencies", n))
+	}
+	if n := rep.Carbon.PlanDisagree; n > 0 {
+		rep.Failures = append(rep.Failures, fmt.Sprintf("%d decisions differ from the plan", n))
+	}
+	if d := rep.Dispatch; d.Sized && len(d.Undersized) == 0 && d.Held+d.Forced > 0 {
+		rep.Failures = append(rep.Failures, "holds or forced binds although every pool was sized for the load")
+	}
+	rep.Pass = len(rep.Failures) == 0
 	if err := output.Print(out, format, rep); err != nil {
 		return err
 	}
