@@ -5,12 +5,13 @@ Builds the topology `testbedctl topo` derived from mininet/testbed.yaml (see
 mininet/README.md for the drawing and the port map): one client host per site,
 one host per function server, all on one BMv2 switch running the p4ctl v1model
 program. No OpenFlow controller is involved: the switch is programmed over
-P4Runtime by `testbedctl push` (the stand-in for `p4ctl push pipeline` and
-`p4ctl run --replay`).
+P4Runtime by the product itself, `p4ctl push pipeline` (the P4 program) and
+the controller daemon `p4ctl run --replay` (the tables of every carbon hour,
+applied hitlessly while the load runs), both inside the switch's namespace.
 
 Latency: every server host adds, on its replies toward each site, that site's
 P95 round-trip time to the server's region times the latency scale (default
-1/10). With one switch a link delay would be the same for every site, so the
+1). With one switch a link delay would be the same for every site, so the
 delay is applied per destination prefix on the server's egress (tc prio +
 u32 + netem); where the kernel has no sch_netem, `p4ctl serve --delay` adds the
 same delay in the server before it replies.
@@ -27,6 +28,7 @@ Run through `make mininet` (mininet/run.sh), not directly.
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -148,17 +150,50 @@ def netem_delays(h, intf, delays):
             % (intf, d['prefix'], k + 1))
 
 
-def wait_for_line(path, needle, timeout):
-    """Readiness check: poll a process's output file for needle."""
+def check_alive(procs):
+    """Fail at once when a process the run depends on has exited."""
+    for name, pr in procs:
+        if pr is not None and pr.poll() is not None:
+            raise SystemExit('%s exited (code %d) during the run' % (name, pr.returncode))
+
+
+def wait_for_line(path, needle, timeout, proc=None, watch=()):
+    """Readiness check: poll a process's output file for needle (and fail
+    at once if the process, or one it depends on, exits first)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            if needle in open(path).read():
-                return
+            with open(path) as f:
+                if needle in f.read():
+                    return
         except FileNotFoundError:
             pass
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit('%s exited (code %d) before it was ready; see %s' % (proc.args[1], proc.returncode, path))
+        check_alive(watch)
         time.sleep(0.02)  # poll interval of the readiness check
     raise SystemExit('%s: no %r after %ds' % (path, needle.strip(), timeout))
+
+
+def go_duration(s):
+    """Seconds of a Go duration such as 120s, 2m or 1m30s."""
+    units = {'ms': 0.001, 's': 1, 'm': 60, 'h': 3600}
+    parts = re.findall(r'(\d+(?:\.\d+)?)(ms|s|m|h)', s)
+    if not parts or ''.join(n + u for n, u in parts) != s:
+        raise SystemExit('duration %r: want e.g. 120s or 2m' % s)
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def stop_proc(pr, timeout=15):
+    """SIGTERM, then SIGKILL after timeout; returns the exit code."""
+    if pr.poll() is None:
+        pr.terminate()
+        try:
+            pr.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pr.kill()
+            pr.wait()
+    return pr.returncode
 
 
 def run(node, cmd):
@@ -171,13 +206,16 @@ def run(node, cmd):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--topology', required=True, help='JSON from testbedctl topo')
-    p.add_argument('--config', required=True, help='the testbed YAML (for testbedctl push)')
+    p.add_argument('--config', required=True, help='the testbed YAML (the controller configuration p4ctl run drives)')
     p.add_argument('--bmv2', required=True)
     p.add_argument('--p4info', required=True)
     p.add_argument('--bmv2-json', required=True)
     p.add_argument('--bin', required=True, help='directory with p4ctl and testbedctl')
     p.add_argument('--out', required=True)
-    p.add_argument('--hour', required=True)
+    p.add_argument('--hour', required=True, help='first carbon hour of the replay (RFC 3339)')
+    p.add_argument('--hours', type=int, default=4,
+                   help='carbon hours the replay covers during the load (0: stay in --hour)')
+    p.add_argument('--grace', default='1s', help="p4ctl run --grace (old generation kept after a flip)")
     p.add_argument('--duration', default='120s')
     p.add_argument('--rate', default='50', help='requests/s per client')
     p.add_argument('--exec-mix', default='0:100')
@@ -193,14 +231,16 @@ def main():
     ctl = os.path.join(args.bin, 'testbedctl')
     pids = PidFile(os.path.join(args.out, 'pids'))
 
-    # SIGTERM/SIGHUP tear down like Ctrl-C does.
+    # SIGINT, SIGTERM and SIGHUP tear down (installed explicitly: run.sh
+    # starts this script in the background, where SIGINT is ignored).
     def interrupted(signum, _frame):
         raise KeyboardInterrupt('signal %d' % signum)
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGHUP, interrupted)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
 
     net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
     procs = []
+    daemon = None
     code = 1
     try:
         sw = net.addSwitch('p4s1', cls=BMv2Switch, bmv2=args.bmv2, grpc_port=args.grpc_port,
@@ -226,11 +266,28 @@ def main():
             configure_host(h, intf, spec['ip'], clients if 'server_id' in spec else [], vip, switch_mac)
 
         sw.start([])
+        grpc = '127.0.0.1:%d' % args.grpc_port
         # Readiness: poll P4Runtime inside the switch's namespace (no sleeps).
-        run(sw, '%s wait -grpc 127.0.0.1:%d -timeout 60s' % (ctl, args.grpc_port))
-        out = run(sw, '%s push -config %s -hour %s -grpc 127.0.0.1:%d -p4info %s -device-config %s'
-                  % (ctl, args.config, args.hour, args.grpc_port, args.p4info, args.bmv2_json))
+        run(sw, '%s wait -grpc %s -timeout 60s' % (ctl, grpc))
+        # The product programs the switch: the P4 program first ...
+        out = run(sw, '%s push pipeline --grpc-addr %s --device-id 1 --election-id 1 --p4info %s --device-config %s'
+                  % (p4ctl, grpc, args.p4info, args.bmv2_json))
         info(out.rsplit('rc=', 1)[0])
+        # ... then the controller daemon replays the carbon hours, one per
+        # duration/hours seconds, for the whole run (stopped at the end).
+        duration_s = go_duration(args.duration)
+        speed = args.hours * 3600.0 / duration_s if args.hours > 0 else 1.0
+        daemon_log = os.path.join(args.out, 'p4ctl-run.jsonl')
+        dcmd = [p4ctl, 'run', '--config', args.config, '--replay', args.hour, '--speed', '%gx' % speed, '--hours', '0',
+                '--grace', args.grace, '--log-format', 'json', '--metrics-addr', '127.0.0.1:9464']
+        daemon = sw.popen(dcmd, stdout=open(daemon_log, 'w'), stderr=subprocess.STDOUT)
+        pids.add(daemon.pid)
+        info('*** p4ctl run (pid %d): %s\n' % (daemon.pid, ' '.join(dcmd[1:])))
+        # Ready when the first hour's tables are on the switch.
+        bmv2 = ('simple_switch_grpc (see %s)' % os.path.join(args.out, 'bmv2.log'), sw.proc)
+        wait_for_line(daemon_log, '"msg":"pushed"', 60, daemon, [bmv2])
+        info('*** p4ctl run pushed %s; %s per hour of carbon data\n' % (
+            args.hour, ('%.1fs' % (3600.0 / speed)) if args.hours > 0 else 'real time'))
 
         first = hosts[topo['servers'][0]['name']][0]
         mode = args.delay_mode
@@ -243,10 +300,11 @@ def main():
         for s in topo['servers']:
             h = hosts[s['name']][0]
             cmd = [p4ctl, 'serve', '--server-id', str(s['server_id']), '--addr', '0.0.0.0:9800',
-                   # exec classes: the configuration's costs × the latency scale
-                   '--exec-class', '0=exp:%gus' % (1000 * scale), '--exec-class', '1=exp:%gus' % (10000 * scale),
-                   '--exec-class', '2=exp:%gus' % (100000 * scale),
+                   '--timing',  # report queue/exec/delay times in every reply
                    '--log', os.path.join(args.out, 'serve-%s.jsonl' % s['name'])]
+            # exec classes: the configuration's costs × the latency scale
+            for e in topo['exec_classes']:
+                cmd += ['--exec-class', '%d=exp:%gus' % (e['class'], e['mean_us'])]
             if mode == 'netem':
                 netem_delays(h, h.defaultIntf().name, s['delays'])
             else:
@@ -258,7 +316,7 @@ def main():
             procs.append(pr)
         # Servers are up when they have said so (their socket is bound).
         for s in topo['servers']:
-            wait_for_line(os.path.join(args.out, 'serve-%s.out' % s['name']), ' on udp ', 20)
+            wait_for_line(os.path.join(args.out, 'serve-%s.out' % s['name']), ' on udp ', 20, watch=[bmv2])
 
         info('*** loadgen: %s per client at %s req/s from %d clients\n' % (
             args.duration, args.rate, len(topo['clients'])))
@@ -272,20 +330,34 @@ def main():
             pr = h.popen(cmd, stdout=open(os.path.join(args.out, 'loadgen-%s.txt' % c['name']), 'w'),
                          stderr=subprocess.STDOUT)
             pids.add(pr.pid)
+            procs.insert(0, pr)  # stopped first on teardown
             gens.append((c['name'], pr))
-        start = time.time()
+        start = last = time.time()
         while True:
             running = [pr for _, pr in gens if pr.poll() is None]
             if not running:
                 break
+            # The switch and the daemon must stay up for the whole load.
+            check_alive([bmv2, ('p4ctl run (see %s)' % daemon_log, daemon)])
             try:
-                running[0].wait(timeout=10)
+                running[0].wait(timeout=1)
             except subprocess.TimeoutExpired:
-                info('*** %.0fs elapsed\n' % (time.time() - start))
+                if time.time() - last >= 10:
+                    last = time.time()
+                    info('*** %.0fs elapsed\n' % (last - start))
         failed = [n for n, pr in gens if pr.returncode != 0]
         if failed:
             raise SystemExit('loadgen failed on %s (see %s/loadgen-*.txt)' % (', '.join(failed), args.out))
-        out = run(sw, '%s state -grpc 127.0.0.1:%d -servers %d' % (ctl, args.grpc_port, len(topo['servers'])))
+        if daemon.poll() is not None:
+            raise SystemExit('p4ctl run exited (code %d) during the load; see %s' % (daemon.returncode, daemon_log))
+        rc = stop_proc(daemon)
+        if rc != 0:
+            raise SystemExit('p4ctl run exited with code %d when stopped; see %s' % (rc, daemon_log))
+        info('*** p4ctl run stopped\n')
+        cli = os.path.join(os.path.dirname(args.bmv2), 'simple_switch_CLI')  # register reads BMv2's P4Runtime lacks
+        if not os.access(cli, os.X_OK):
+            cli = 'simple_switch_CLI'
+        out = run(sw, '%s state -grpc 127.0.0.1:%d -servers %d -cli %s' % (ctl, args.grpc_port, len(topo['servers']), cli))
         state = out.rsplit('rc=', 1)[0]
         open(os.path.join(args.out, 'switch-state.txt'), 'w').write(state)
         info(state)
@@ -297,6 +369,11 @@ def main():
         sys.stderr.write('p4ctl_topo: %s\n' % e)
         code = 1
     finally:
+        # Teardown is not interrupted by a second signal.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        if daemon is not None:
+            stop_proc(daemon)
         for pr in procs:
             if pr.poll() is None:
                 pr.terminate()

@@ -49,7 +49,10 @@ classes and exec classes drawn from mixes, for --duration. Every reply carries
 the switch's decisions (site, region, server, flags), which are recorded with
 the round-trip time and whether the SLA was met (within SLA × --sla-scale).
 Prints RTT percentiles, SLA accounting per class and routing shares; --csv and
---json write every request.
+--json write every request. Replies from p4ctl serve --timing also carry what
+the server measured (queue, drawn and spent execution, delay), recorded with
+each request (server_*_ms), so a testbed can tell the emulated latency from
+its own overhead (mininet/README.md).
 
 Rates above 50000 req/s, runs over 1 h and more than 2 million requests per run
 are refused.`,
@@ -57,15 +60,7 @@ are refused.`,
   p4ctl loadgen --target 10.0.0.100 --rate 50 --cv 2.5 --sla-mix 300:50,3000:50 --exec-mix 0:90,2:10
   p4ctl loadgen --target 10.0.0.100 --sla-scale 0.1 --json run.json -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "service address host[:port] requests are sent to (port defaults to 9800; required)")
@@ -88,7 +83,7 @@ are refused.`,
 }
 
 // Complete resolves the target and parses the mixes.
-func (o *loadgenOptions) Complete() error {
+func (o *loadgenOptions) Complete(*cobra.Command, []string) error {
 	if o.Target == "" {
 		return usageErrorf("--target is required (the service address, e.g. 10.0.0.100)")
 	}

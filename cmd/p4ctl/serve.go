@@ -28,6 +28,7 @@ type serveOptions struct {
 	Workers      int
 	MaxQueue     int
 	Delays       []string
+	Timing       bool
 	LogFile      string
 	MetricsAddr  string
 	Seed         uint64
@@ -52,7 +53,10 @@ busy-waiting with --mode busy), and replies to the client from port 9800 with
 its server id, so the switch releases the slot it bound. Every request is
 logged as a JSON line (--log) and counted in Prometheus metrics
 (--metrics-addr). On SIGINT/SIGTERM it stops reading, answers the requests
-in flight (up to --drain-timeout) and exits.
+in flight (up to --drain-timeout) and exits. With --timing every reply's
+payload starts with what the server measured (queue, execution and delay
+times), which p4ctl loadgen records to separate the emulated latency from
+what the network and hosts add.
 
 Distributions: fixed:D, exp:MEAN, uniform:MIN,MAX, lognormal:MEAN,CV,
 gamma:MEAN,CV, pareto:MIN,SHAPE.`,
@@ -60,25 +64,19 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
   p4ctl serve --server-id 3 --exec-class 0=fixed:500us --exec-class 1=lognormal:20ms,1.5 --log -
   p4ctl serve --server-id 65535 --delay 1=19.6ms   # a remote region's gateway, 19.6 ms toward site 1`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := o.Complete(c); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(c.Context(), s)
-		},
+		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Addr, "addr", fnserver.DefaultAddr, "UDP listen address; replies leave from it (the switch expects port 9800)")
-	f.IntVar(&o.ServerID, "server-id", -1, "this server's id in the switch's server_endpoint table (0..1023), or 65535 for a remote region's gateway (required)")
+	f.IntVar(&o.ServerID, "server-id", 0, "this server's id in the switch's server_endpoint table (0..1023), or 65535 for a remote region's gateway (required)")
 	f.StringArrayVar(&o.ExecClasses, "exec-class", nil, "CLASS=DIST execution time of an exec class (repeatable; default "+fmt.Sprint(defaultExecClasses)+")")
 	f.StringVar(&o.DefaultExec, "default-exec", "exp:1ms", "execution time of exec classes not given with --exec-class")
 	f.StringVar(&o.Mode, "mode", string(fnserver.Sleep), "sleep (concurrent) or busy (spin a core per executing request)")
-	f.IntVar(&o.Workers, "workers", 0, "concurrent executions (0 = unbounded); more requests wait")
+	f.IntVar(&o.Workers, "concurrency", 0, "requests executed at once, the server's capacity (0 = unbounded); more requests wait")
+	deprecatedAlias(f, "workers", "concurrency")
 	f.IntVar(&o.MaxQueue, "max-queue", fnserver.DefaultMaxQueue, "requests waiting for a worker before new ones are dropped")
 	f.StringArrayVar(&o.Delays, "delay", nil, "SITE=DURATION added before replying to requests of site id SITE (repeatable; emulates WAN latency where tc netem is unavailable)")
+	f.BoolVar(&o.Timing, "timing", false, "start every reply's payload with what the server measured (queue, execution, delay; 20 bytes, see pkg/fnserver.Timing) for the load generator's SLA accounting")
 	f.StringVar(&o.LogFile, "log", "", "write one JSON line per request to this file ('-' = stdout)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (e.g. 127.0.0.1:9100)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the execution-time draws")
@@ -87,9 +85,12 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 }
 
 // Complete parses distributions and delays.
-func (o *serveOptions) Complete(c *cobra.Command) error {
+func (o *serveOptions) Complete(c *cobra.Command, _ []string) error {
+	if !c.Flags().Changed("server-id") {
+		return usageErrorf("--server-id is required (0..1023, or %d for a remote region's gateway)", wire.NoServer)
+	}
 	o.cfg = fnserver.Config{Addr: o.Addr, Mode: fnserver.Mode(o.Mode), Workers: o.Workers, MaxQueue: o.MaxQueue,
-		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Classes: map[uint8]fnserver.Dist{}}
+		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Timing: o.Timing, Classes: map[uint8]fnserver.Dist{}}
 	classes := o.ExecClasses
 	if !c.Flags().Changed("exec-class") {
 		classes = defaultExecClasses
@@ -132,7 +133,7 @@ func (o *serveOptions) Validate() error {
 	case o.Mode != string(fnserver.Sleep) && o.Mode != string(fnserver.Busy):
 		return usageErrorf("--mode %q: want sleep or busy", o.Mode)
 	case o.Workers < 0 || o.Workers > 1<<16:
-		return usageErrorf("--workers %d: want 0..65536", o.Workers)
+		return usageErrorf("--concurrency %d: want 0..65536", o.Workers)
 	case o.MaxQueue < 1 || o.MaxQueue > 1<<20:
 		return usageErrorf("--max-queue %d: want 1..1048576", o.MaxQueue)
 	case o.DrainTimeout <= 0 || o.DrainTimeout > 10*time.Minute:

@@ -3,7 +3,8 @@
 // for a time drawn from its exec class's distribution (sleeping, or
 // busy-waiting to load a core), and replies to the client from port 9800
 // with its server id, so the switch releases the slot it bound
-// (docs/PROTOCOL.md, "Reply"). Every request is logged as one JSON line and
+// (docs/PROTOCOL.md, "Reply"); with Config.Timing the reply's payload starts
+// with what the server measured (Timing). Every request is logged as one JSON line and
 // counted in optional Prometheus metrics. Serve drains in-flight requests on
 // shutdown, so no slot is left held by a server that stopped cleanly.
 package fnserver
@@ -99,6 +100,9 @@ type Config struct {
 	MaxQueue int
 	// Delays add latency before a reply, by the request's site id.
 	Delays []SiteDelay
+	// Timing prepends a Timing record (what the server measured) to every
+	// reply's payload.
+	Timing bool
 	// Seed seeds the execution-time draws (0: a fixed default).
 	Seed uint64
 	// Log receives one JSON object per line per request (nil: none).
@@ -320,13 +324,19 @@ func (s *Server) handle(h wire.Header, body []byte, from netip.AddrPort, at time
 	if s.sem != nil {
 		<-s.sem
 	}
+	var slept time.Duration
 	if d := s.delayFor(h.Site); d > 0 {
+		t0 := time.Now()
 		time.Sleep(d)
+		slept = time.Since(t0)
 	}
 	reply := h.Reply(s.cfg.ServerID)
-	out := make([]byte, wire.HeaderLen+len(body))
+	out := make([]byte, wire.HeaderLen, wire.HeaderLen+TimingLen+len(body))
 	reply.Put(out)
-	copy(out[wire.HeaderLen:], body)
+	if s.cfg.Timing {
+		out = Timing{Queue: queued, Exec: ran, Drawn: exec, Delay: slept}.Append(out)
+	}
+	out = append(out, body...)
 	_, err := s.conn.WriteToUDPAddrPort(out, from)
 	total := time.Since(at)
 	if err != nil {
@@ -352,6 +362,8 @@ func (s *Server) handle(h wire.Header, body []byte, from netip.AddrPort, at time
 			slog.Uint64("holds", uint64(h.HoldCount)),
 			slog.Float64("queue_ms", ms(queued)),
 			slog.Float64("exec_ms", ms(ran)),
+			slog.Float64("drawn_ms", ms(exec)),
+			slog.Float64("delay_ms", ms(slept)),
 			slog.Float64("total_ms", ms(total)))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/google/gopacket"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 
@@ -200,6 +202,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	go func() { r.receive(); close(recvDone) }()
 
 	r.start = time.Now()
+	started := time.Now().UTC() // wall clock only (r.start keeps the monotonic reading)
 	var stopProgress func()
 	if cfg.Progress != nil {
 		stopProgress = r.progressLoop()
@@ -228,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rec.SLAMet = rec.Outcome == OK && rec.RTT <= time.Duration(float64(rec.SLAms)*cfg.SLAScale*float64(time.Millisecond))
 	}
 	res := &Result{Config: cfg, Records: r.records, Elapsed: r.elapsed, Unmatched: r.unmatched,
-		Malformed: r.malformed, MaxSendLag: r.maxLag, Interrupted: interrupted, Local: conn.LocalAddr().String()}
+		Malformed: r.malformed, MaxSendLag: r.maxLag, Interrupted: interrupted, Local: conn.LocalAddr().String(), StartedAt: started}
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Elapsed: r.elapsed, Duration: cfg.Duration, Sent: len(r.records), Done: len(r.records)})
 	}
@@ -379,6 +382,10 @@ func (r *runner) receive() {
 		rec := &r.records[idx]
 		rec.RTT = at - rec.Sent
 		rec.Site, rec.Region, rec.Server, rec.Flags, rec.Holds = h.Site, h.Region, h.Server, h.Flags, h.HoldCount
+		// payload keeps the previous datagram's bytes unless decoded now.
+		if tm, ok := fnserver.ParseTiming(payload); ok && h.Type == wire.MsgReply && slices.Contains(decoded, gopacket.LayerTypePayload) {
+			rec.Timed, rec.ServerQueue, rec.ServerExec, rec.ServerDrawn, rec.ServerDelay = true, tm.Queue, tm.Exec, tm.Drawn, tm.Delay
+		}
 		if h.Type == wire.MsgNack {
 			rec.Outcome = Nack
 		} else {

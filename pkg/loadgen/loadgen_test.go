@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 
@@ -148,7 +149,12 @@ func responder(t *testing.T) netip.AddrPort {
 				h.Flags = wire.FlagHeld
 				h = h.Reply(uint16(h.ExecClass))
 			}
-			_, _ = c.WriteToUDPAddrPort(h.Marshal(), from)
+			out := h.Marshal()
+			if h.Type == wire.MsgReply && h.RequestID%2 == 0 {
+				// Even ids get a timing record: exec = id µs, delay 3 ms.
+				out = fnserver.Timing{Exec: time.Duration(h.RequestID) * time.Microsecond, Drawn: time.Microsecond, Delay: 3 * time.Millisecond}.Append(out)
+			}
+			_, _ = c.WriteToUDPAddrPort(out, from)
 			if first {
 				first = false
 				_, _ = c.WriteToUDPAddrPort([]byte("junk"), from)
@@ -208,9 +214,16 @@ func TestRun(t *testing.T) {
 		if want == Nack && r.SLAMet {
 			t.Errorf("a nack met its SLA: %+v", r)
 		}
+		// The server's timing record, only where the reply had one.
+		timed := want == OK && r.ID%2 == 0
+		if r.Timed != timed || (timed && (r.ServerExec != time.Duration(r.ID)*time.Microsecond || r.ServerDrawn != time.Microsecond || r.ServerDelay != 3*time.Millisecond)) ||
+			(!timed && (r.ServerExec != 0 || r.ServerDelay != 0)) {
+			t.Errorf("request %d: timed %v exec %v delay %v; want timed %v", r.ID, r.Timed, r.ServerExec, r.ServerDelay, timed)
+		}
 	}
 	s := res.Summary()
-	if s.Sent != n || s.Replied+s.Nacked+s.TimedOut != n || s.Malformed != 1 || s.Unmatched != 1 {
+	if s.Sent != n || s.Replied+s.Nacked+s.TimedOut != n || s.Malformed != 1 || s.Unmatched != 1 ||
+		s.StartedAt.IsZero() || time.Since(s.StartedAt) > time.Minute {
 		t.Errorf("summary %+v", s)
 	}
 	if s.SLAMet != s.Replied || s.Share(3)+s.Share(10) != 100 || s.Flags["held"] != s.Replied {
@@ -242,7 +255,8 @@ func TestRunInterrupted(t *testing.T) {
 func records() []Record {
 	ms := time.Millisecond
 	return []Record{
-		{ID: 1, Sent: 1 * ms, SLAms: 300, Outcome: OK, RTT: 20 * ms, Site: 1, Region: 0, Server: 0, SLAMet: true},
+		{ID: 1, Sent: 1 * ms, SLAms: 300, Outcome: OK, RTT: 20 * ms, Site: 1, Region: 0, Server: 0, SLAMet: true,
+			Timed: true, ServerQueue: 5 * time.Microsecond, ServerExec: 250 * time.Microsecond, ServerDrawn: 200 * time.Microsecond, ServerDelay: 19600 * time.Microsecond},
 		{ID: 2, Sent: 2 * ms, SLAms: 300, Outcome: OK, RTT: 40 * ms, Site: 1, Region: 0, Server: 1, SLAMet: false},
 		{ID: 3, Sent: 3 * ms, SLAms: 500, ExecClass: 2, Outcome: OK, RTT: 37 * ms, Site: 1, Region: 1, Server: 2, Flags: wire.FlagHeld | wire.FlagForced, Holds: 2, SLAMet: true},
 		{ID: 4, Sent: 4 * ms, SLAms: 500, Outcome: Nack, RTT: 1 * ms, Site: 1, Region: 1, Server: wire.NoServer},

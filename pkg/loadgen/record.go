@@ -75,6 +75,14 @@ type Record struct {
 	Flags     wire.Flags
 	Holds     uint8
 	SLAMet    bool // replied (not nacked) within SLAms × SLAScale
+	// Timed is set when the reply carried the server's Timing record
+	// (`p4ctl serve --timing`): then ServerQueue, ServerExec and ServerDelay
+	// are what the server measured (waiting for a worker, executing, and
+	// sleeping its --delay for the site) and ServerDrawn the execution
+	// time it drew from the exec class (ServerExec − ServerDrawn is the
+	// host's timer slack).
+	Timed                                             bool
+	ServerQueue, ServerExec, ServerDrawn, ServerDelay time.Duration
 }
 
 // jsonRecord is Record's JSON form (times in ms).
@@ -91,6 +99,11 @@ type jsonRecord struct {
 	Flags     uint8   `json:"flags"`
 	Holds     uint8   `json:"holds"`
 	SLAMet    bool    `json:"sla_met"`
+	Timed     bool    `json:"timed,omitempty"`
+	QueueMs   float64 `json:"server_queue_ms,omitempty"`
+	ExecMs    float64 `json:"server_exec_ms,omitempty"`
+	DrawnMs   float64 `json:"server_drawn_ms,omitempty"`
+	DelayMs   float64 `json:"server_delay_ms,omitempty"`
 }
 
 func msOf(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
@@ -101,7 +114,7 @@ func durOf(ms float64) time.Duration {
 // MarshalJSON writes times in milliseconds (µs resolution).
 func (r Record) MarshalJSON() ([]byte, error) {
 	return json.Marshal(jsonRecord{r.ID, msOf(r.Sent), r.SLAms, r.ExecClass, r.Outcome, msOf(r.RTT),
-		r.Site, r.Region, r.Server, uint8(r.Flags), r.Holds, r.SLAMet})
+		r.Site, r.Region, r.Server, uint8(r.Flags), r.Holds, r.SLAMet, r.Timed, msOf(r.ServerQueue), msOf(r.ServerExec), msOf(r.ServerDrawn), msOf(r.ServerDelay)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -111,7 +124,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = Record{j.ID, durOf(j.SentMs), j.SLAms, j.ExecClass, j.Outcome, durOf(j.RTTms),
-		j.Site, j.Region, j.Server, wire.Flags(j.Flags), j.Holds, j.SLAMet}
+		j.Site, j.Region, j.Server, wire.Flags(j.Flags), j.Holds, j.SLAMet, j.Timed, durOf(j.QueueMs), durOf(j.ExecMs), durOf(j.DrawnMs), durOf(j.DelayMs)}
 	return nil
 }
 
@@ -126,10 +139,12 @@ func RegionName(i uint8) string {
 
 // CSVHeader is the header row of WriteCSV.
 var csvHeader = []string{"id", "sent_ms", "sla_ms", "exec_class", "outcome", "rtt_ms",
-	"site", "region", "region_name", "server", "flags", "holds", "sla_met"}
+	"site", "region", "region_name", "server", "flags", "holds", "sla_met",
+	"server_queue_ms", "server_exec_ms", "server_drawn_ms", "server_delay_ms"}
 
 // WriteCSV writes records as CSV with a header row. Unanswered requests
-// have empty rtt, site, region and server cells.
+// have empty rtt, site, region and server cells; replies without the
+// server's timing record empty server_*_ms cells.
 func WriteCSV(w io.Writer, records []Record) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -139,7 +154,7 @@ func WriteCSV(w io.Writer, records []Record) error {
 	for _, r := range records {
 		row := []string{strconv.FormatUint(uint64(r.ID), 10), f(msOf(r.Sent)), strconv.Itoa(int(r.SLAms)),
 			strconv.Itoa(int(r.ExecClass)), r.Outcome.String(), "", "", "", "", "", r.Flags.String(),
-			strconv.Itoa(int(r.Holds)), strconv.FormatBool(r.SLAMet)}
+			strconv.Itoa(int(r.Holds)), strconv.FormatBool(r.SLAMet), "", "", "", ""}
 		if r.Outcome == OK || r.Outcome == Nack {
 			row[5] = f(msOf(r.RTT))
 			row[6] = strconv.Itoa(int(r.Site))
@@ -148,6 +163,9 @@ func WriteCSV(w io.Writer, records []Record) error {
 			if r.Server != wire.NoServer && r.Outcome == OK {
 				row[9] = strconv.Itoa(int(r.Server))
 			}
+		}
+		if r.Timed {
+			row[13], row[14], row[15], row[16] = f(msOf(r.ServerQueue)), f(msOf(r.ServerExec)), f(msOf(r.ServerDrawn)), f(msOf(r.ServerDelay))
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
@@ -170,12 +188,14 @@ type Result struct {
 	MaxSendLag  time.Duration // worst delay of a send behind its scheduled time
 	Interrupted bool          // the context ended before Duration
 	Local       string        // the local UDP address used
+	StartedAt   time.Time     // wall-clock time of the run's start (Record.Sent is relative to it)
 }
 
 // Summary summarises the run (see Summarize).
 func (r *Result) Summary() *Summary {
 	s := Summarize(r.Records, r.Elapsed, r.Config.SLAScale)
 	s.Target = r.Config.Target.String()
+	s.StartedAt = r.StartedAt
 	s.Local = r.Local
 	s.OfferedRate = r.Config.Rate
 	s.CV = r.Config.CV

@@ -26,7 +26,9 @@ type Percentiles struct {
 	Max  float64 `json:"max_ms"`
 }
 
-func percentiles(ms []float64) Percentiles {
+// PercentilesOf returns the order statistics of ms (milliseconds),
+// rounded to µs; it sorts ms.
+func PercentilesOf(ms []float64) Percentiles {
 	p := Percentiles{N: len(ms)}
 	if len(ms) == 0 {
 		return p
@@ -71,23 +73,26 @@ type Count struct {
 
 // Summary is what a run (or several merged runs) measured.
 type Summary struct {
-	Target       string  `json:"target,omitempty"`
-	Local        string  `json:"local,omitempty"`
-	OfferedRate  float64 `json:"offered_rate,omitempty"` // req/s requested
-	CV           float64 `json:"cv"`
-	ElapsedS     float64 `json:"elapsed_s"`
-	SendRate     float64 `json:"send_rate"`  // requests sent per second of the window
-	ReplyRate    float64 `json:"reply_rate"` // replies per second of the window
-	SLAScale     float64 `json:"sla_scale"`
-	Sent         int     `json:"sent"`
-	Replied      int     `json:"replied"`
-	Nacked       int     `json:"nacked"`
-	TimedOut     int     `json:"timed_out"`
-	SendErrors   int     `json:"send_errors"`
-	Unmatched    int     `json:"unmatched"`
-	Malformed    int     `json:"malformed"`
-	MaxSendLagMs float64 `json:"max_send_lag_ms"`
-	Interrupted  bool    `json:"interrupted,omitempty"`
+	Target string `json:"target,omitempty"`
+	// StartedAt is the wall-clock start of the run (a merged summary has
+	// none): request i was sent at StartedAt + records[i].Sent.
+	StartedAt    time.Time `json:"started_at,omitzero"`
+	Local        string    `json:"local,omitempty"`
+	OfferedRate  float64   `json:"offered_rate,omitempty"` // req/s requested
+	CV           float64   `json:"cv"`
+	ElapsedS     float64   `json:"elapsed_s"`
+	SendRate     float64   `json:"send_rate"`  // requests sent per second of the window
+	ReplyRate    float64   `json:"reply_rate"` // replies per second of the window
+	SLAScale     float64   `json:"sla_scale"`
+	Sent         int       `json:"sent"`
+	Replied      int       `json:"replied"`
+	Nacked       int       `json:"nacked"`
+	TimedOut     int       `json:"timed_out"`
+	SendErrors   int       `json:"send_errors"`
+	Unmatched    int       `json:"unmatched"`
+	Malformed    int       `json:"malformed"`
+	MaxSendLagMs float64   `json:"max_send_lag_ms"`
+	Interrupted  bool      `json:"interrupted,omitempty"`
 
 	RTT Percentiles `json:"rtt"` // replied requests
 	// SLA accounting over all sent requests: met = replied within the
@@ -164,12 +169,12 @@ func Summarize(records []Record, elapsed time.Duration, slaScale float64) *Summa
 		s.SendRate = math.Round(float64(s.Sent)/elapsed.Seconds()*10) / 10
 		s.ReplyRate = math.Round(float64(s.Replied)/elapsed.Seconds()*10) / 10
 	}
-	s.RTT = percentiles(all)
+	s.RTT = PercentilesOf(all)
 	if s.Sent > 0 {
 		s.SLAMetPct = pct(s.SLAMet, s.Sent)
 	}
 	for sla, c := range classes {
-		c.RTT = percentiles(classRTT[sla])
+		c.RTT = PercentilesOf(classRTT[sla])
 		c.MetPct = pct(c.Met, c.Sent)
 		s.Classes = append(s.Classes, *c)
 	}

@@ -19,10 +19,11 @@ import (
 // CarbonReport is the carbon accounting of requests the switch routed: the
 // mean grid intensity of the regions that served them against the
 // nearest-region baseline (policy A: each request served in its site's
-// lowest-latency region), for the hour the tables were compiled for. It
-// also checks every decision against the compiled plan (compiler.Router).
+// lowest-latency region), each request at the intensities of the hour whose
+// tables decided it. It also checks every decision against the compiled
+// plan of that hour (compiler.Router).
 type CarbonReport struct {
-	Hour     time.Time `json:"hour"`
+	Hour     time.Time `json:"hour"` // the first hour
 	Source   string    `json:"source"`
 	Policy   string    `json:"policy"`
 	Requests int       `json:"requests"` // answered requests (replies and nacks)
@@ -35,14 +36,19 @@ type CarbonReport struct {
 	// PlanAgree counts requests routed to the region the compiled plan
 	// predicts for their (site, SLA); PlanDisagree the others (requests
 	// flagged spilled are excluded: capacity state changes the answer).
+	// InFlip counts requests sent while the daemon flipped from one hour
+	// to the next: they agree when either hour's plan predicts their
+	// region.
 	PlanAgree    int            `json:"plan_agree"`
 	PlanDisagree int            `json:"plan_disagree"`
 	Spilled      int            `json:"spilled"`
+	InFlip       int            `json:"in_flip"`
 	Regions      []RegionCarbon `json:"regions"`
 	Sites        []SiteCarbon   `json:"sites"`
+	Hours        []HourCarbon   `json:"hours,omitempty"`
 }
 
-// RegionCarbon is one region's share and intensity.
+// RegionCarbon is one region's share and intensity (of the first hour).
 type RegionCarbon struct {
 	Index    int     `json:"index"`
 	Region   string  `json:"region"`
@@ -62,10 +68,39 @@ type SiteCarbon struct {
 	SavingPct    float64 `json:"saving_pct"`
 }
 
+// HourCarbon is one hour's carbon accounting.
+type HourCarbon struct {
+	Hour         time.Time `json:"hour"`
+	Requests     int       `json:"requests"`
+	MeanGCO2     float64   `json:"mean_gco2_per_kwh"`
+	BaselineGCO2 float64   `json:"baseline_gco2_per_kwh"`
+	SavingPct    float64   `json:"saving_pct"`
+	PlanAgree    int       `json:"plan_agree"`
+	PlanDisagree int       `json:"plan_disagree"`
+}
+
 // Carbon accounts records (from one or more load generators) routed by a
 // switch holding c, compiled from cfg.
 func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonReport, error) {
-	rt := compiler.NewRouter(c.State)
+	return CarbonHours(cfg, []*Compiled{c}, records, nil)
+}
+
+// CarbonHours accounts records routed by a switch that held the compiled
+// hours one after the other: candidates[i] lists the hours (indices into
+// hours, earlier first) whose tables may have decided records[i] — one, or
+// two when it was sent during a flip (Schedule.At). A nil candidates means
+// hours[0] for every record.
+func CarbonHours(cfg *config.Config, hours []*Compiled, records []loadgen.Record, candidates [][]int) (*CarbonReport, error) {
+	if len(hours) == 0 {
+		return nil, fmt.Errorf("carbon: no hours")
+	}
+	if candidates != nil && len(candidates) != len(records) {
+		return nil, fmt.Errorf("carbon: %d candidate lists for %d records", len(candidates), len(records))
+	}
+	routers := make([]*compiler.Router, len(hours))
+	for i, h := range hours {
+		routers[i] = compiler.NewRouter(h.State)
+	}
 	pool := cfg.Pool()
 	type siteInfo struct {
 		name    string
@@ -82,10 +117,15 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		}
 		sites[uint16(s.ID)] = &siteInfo{name: s.Name, nearest: regions.Nearest(rs, pool)}
 	}
-	rep := &CarbonReport{Hour: c.Hour, Source: c.Carbon.Source, Policy: c.State.Meta.Policy}
+	rep := &CarbonReport{Hour: hours[0].Hour, Source: hours[0].Carbon.Source, Policy: hours[0].State.Meta.Policy}
+	perHour := make([]struct {
+		n, agree, disagree int
+		sum, base          float64
+	}, len(hours))
 	perRegion := map[int]int{}
 	var sum, base float64
-	for _, r := range records {
+	one := []int{0}
+	for i, r := range records {
 		if r.Outcome != loadgen.OK && r.Outcome != loadgen.Nack {
 			continue
 		}
@@ -93,11 +133,30 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		if !ok {
 			return nil, fmt.Errorf("carbon: request %d carries site %d, which the configuration does not have", r.ID, r.Site)
 		}
-		if int(r.Region) >= len(c.Carbon.Intensity) || math.IsInf(c.Carbon.Intensity[r.Region], 0) {
+		cands := one
+		if candidates != nil {
+			cands = candidates[i]
+		}
+		if len(cands) == 0 {
+			return nil, fmt.Errorf("carbon: request %d: no hour", r.ID)
+		}
+		// The hour that decided the request: the latest candidate whose
+		// plan predicts its region, else the latest.
+		h, agree := cands[len(cands)-1], false
+		for k := len(cands) - 1; k >= 0; k-- {
+			if cands[k] < 0 || cands[k] >= len(hours) {
+				return nil, fmt.Errorf("carbon: request %d: hour %d of %d", r.ID, cands[k], len(hours))
+			}
+			if routers[cands[k]].Route(r.Site, r.SLAms, 0).Region == r.Region {
+				h, agree = cands[k], true
+				break
+			}
+		}
+		intensity := hours[h].Carbon.Intensity
+		if int(r.Region) >= len(intensity) || math.IsInf(intensity[r.Region], 0) {
 			return nil, fmt.Errorf("carbon: request %d was routed to region %d, which the configuration does not have", r.ID, r.Region)
 		}
-		g := c.Carbon.Intensity[r.Region]
-		b := c.Carbon.Intensity[si.nearest]
+		g, b := intensity[r.Region], intensity[si.nearest]
 		rep.Requests++
 		sum += g
 		base += b
@@ -105,13 +164,22 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		si.sum += g
 		si.base += b
 		perRegion[int(r.Region)]++
+		ph := &perHour[h]
+		ph.n++
+		ph.sum += g
+		ph.base += b
+		if len(cands) > 1 {
+			rep.InFlip++
+		}
 		switch {
 		case r.Flags&wire.FlagSpilled != 0:
 			rep.Spilled++
-		case rt.Route(r.Site, r.SLAms, 0).Region == r.Region:
+		case agree:
 			rep.PlanAgree++
+			ph.agree++
 		default:
 			rep.PlanDisagree++
+			ph.disagree++
 		}
 	}
 	round := func(v float64) float64 { return math.Round(v*100) / 100 }
@@ -126,6 +194,7 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		rep.BaselineGCO2 = round(base / float64(rep.Requests))
 		rep.SavingPct = saving(sum, base)
 	}
+	first := hours[0].Carbon.Intensity
 	for _, r := range cfg.Regions {
 		idx, _ := cfg.RegionIndex(r)
 		n := perRegion[int(idx)]
@@ -133,7 +202,7 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		if rep.Requests > 0 {
 			share = round(100 * float64(n) / float64(rep.Requests))
 		}
-		rep.Regions = append(rep.Regions, RegionCarbon{Index: int(idx), Region: r.ID, GCO2: round(c.Carbon.Intensity[idx]), Requests: n, SharePct: share})
+		rep.Regions = append(rep.Regions, RegionCarbon{Index: int(idx), Region: r.ID, GCO2: round(first[idx]), Requests: n, SharePct: share})
 	}
 	slices.SortFunc(rep.Regions, func(a, b RegionCarbon) int { return a.Index - b.Index })
 	for _, s := range cfg.Sites {
@@ -146,6 +215,17 @@ func Carbon(cfg *config.Config, c *Compiled, records []loadgen.Record) (*CarbonR
 		}
 		rep.Sites = append(rep.Sites, sc)
 	}
+	if len(hours) > 1 {
+		for i, ph := range perHour {
+			hc := HourCarbon{Hour: hours[i].Hour, Requests: ph.n, PlanAgree: ph.agree, PlanDisagree: ph.disagree}
+			if ph.n > 0 {
+				hc.MeanGCO2 = round(ph.sum / float64(ph.n))
+				hc.BaselineGCO2 = round(ph.base / float64(ph.n))
+				hc.SavingPct = saving(ph.sum, ph.base)
+			}
+			rep.Hours = append(rep.Hours, hc)
+		}
+	}
 	return rep, nil
 }
 
@@ -154,12 +234,28 @@ func (r *CarbonReport) WriteText(w io.Writer) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	fmt.Fprintf(w, "carbon at %s (%s), policy %s: %d requests, mean %s gCO2eq/kWh vs %s nearest-region baseline: saving %s %%\n",
 		r.Hour.Format(time.RFC3339), r.Source, r.Policy, r.Requests, f(r.MeanGCO2), f(r.BaselineGCO2), f(r.SavingPct))
-	fmt.Fprintf(w, "decisions matching the compiled plan: %d of %d (%d spilled, not compared)\n\n", r.PlanAgree, r.PlanAgree+r.PlanDisagree, r.Spilled)
+	fmt.Fprintf(w, "decisions matching the compiled plan: %d of %d (%d spilled, not compared; %d sent during a flip, compared with both hours)\n\n",
+		r.PlanAgree, r.PlanAgree+r.PlanDisagree, r.Spilled, r.InFlip)
+	if len(r.Hours) > 0 {
+		rows := make([][]string, 0, len(r.Hours))
+		for _, h := range r.Hours {
+			rows = append(rows, []string{h.Hour.Format(time.RFC3339), strconv.Itoa(h.Requests), f(h.MeanGCO2), f(h.BaselineGCO2), f(h.SavingPct),
+				strconv.Itoa(h.PlanAgree), strconv.Itoa(h.PlanDisagree)})
+		}
+		if err := output.WriteTable(w, []string{"hour", "requests", "mean_gco2", "baseline_gco2", "saving_%", "plan_agree", "plan_disagree"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	rows := make([][]string, 0, len(r.Regions))
 	for _, g := range r.Regions {
 		rows = append(rows, []string{strconv.Itoa(g.Index), g.Region, f(g.GCO2), strconv.Itoa(g.Requests), f(g.SharePct)})
 	}
-	if err := output.WriteTable(w, []string{"region", "name", "gco2_per_kwh", "requests", "share_%"}, rows); err != nil {
+	gHead := "gco2_per_kwh"
+	if len(r.Hours) > 0 {
+		gHead = "gco2_first_hour"
+	}
+	if err := output.WriteTable(w, []string{"region", "name", gHead, "requests", "share_%"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

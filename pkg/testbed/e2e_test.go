@@ -124,7 +124,7 @@ func newRig(t testing.TB, class0 fnserver.Dist, serverDelays []fnserver.SiteDela
 		s, err := fnserver.New(fnserver.Config{Addr: "127.0.0.1:0", ServerID: uint16(h.ServerID),
 			Classes: map[uint8]fnserver.Dist{0: class0},
 			Default: fnserver.Dist{Kind: fnserver.Fixed, Mean: time.Millisecond},
-			Delays:  serverDelays})
+			Delays:  serverDelays, Timing: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,6 +226,15 @@ func TestLoopbackEndToEnd(t *testing.T) {
 			budget := time.Duration(float64(rec.SLAms) * rn.scale * float64(time.Millisecond))
 			if rec.SLAMet != (rec.RTT <= budget) {
 				t.Fatalf("%s request %d: RTT %v, budget %v, SLA met %v", rn.site, rec.ID, rec.RTT, budget, rec.SLAMet)
+			}
+			// The server's timing record: what it drew, spent and slept.
+			wantDelay := time.Duration(0)
+			if rn.site == "singapore" {
+				wantDelay = singaporeDelay
+			}
+			if !rec.Timed || rec.ServerExec < rec.ServerDrawn || rec.ServerDelay < wantDelay || (wantDelay == 0 && rec.ServerDelay != 0) ||
+				rec.ServerExec+rec.ServerDelay > rec.RTT {
+				t.Fatalf("%s request %d: timed %v, exec %v (drawn %v), delay %v, RTT %v", rn.site, rec.ID, rec.Timed, rec.ServerExec, rec.ServerDrawn, rec.ServerDelay, rec.RTT)
 			}
 			if srv := r.topo.Servers[rec.Server]; srv.RegionIndex != int(rec.Region) {
 				t.Fatalf("request %d: server %d is in region %d, not %d", rec.ID, rec.Server, srv.RegionIndex, rec.Region)

@@ -1,13 +1,16 @@
 // Package testbed holds what the p4ctl testbeds share: compiling a
-// controller configuration for one hour and writing the result to a switch
-// over P4Runtime (Compile, Push), the testbed topology derived from a
-// configuration (Plan: client hosts, region servers, emulated latencies) for
-// the loopback fabric and Mininet, and the carbon accounting of a load
-// generator run (Carbon).
+// controller configuration for an hour (Compile), the testbed topology
+// derived from a configuration (Plan: client hosts, region servers,
+// emulated latencies) for the loopback fabric and Mininet, the Little's-law
+// sizing of the server pools for a load (Size), and the accounting of a
+// load generator run: SLA at the emulated latencies against the raw RTT
+// (SLA), and carbon per hour the controller daemon applied (ReadDaemonLog,
+// Schedule, CarbonHours).
 //
-// Push is the stand-in for `p4ctl push pipeline` and `p4ctl run --replay`
-// until those commands land: it sets the pipeline (optional) and writes
-// compiler.State entries through pkg/p4rt exactly as the controller will.
+// Push writes a compiled state to a switch in one reconcile through
+// pkg/p4rt; the loopback tests and bmv2-tests use it. `make mininet`
+// programs BMv2 with the product itself (`p4ctl push pipeline`, then the
+// daemon `p4ctl run --replay`).
 package testbed
 
 import (

@@ -61,9 +61,20 @@ func TestPlanGolden(t *testing.T) {
 	if len(tp.Clients) != 2 || len(tp.Servers) != 10 {
 		t.Fatalf("%d clients, %d servers", len(tp.Clients), len(tp.Servers))
 	}
-	// Mumbai → Ireland: the paper's 979 ms P95 at 1/10.
-	if d := tp.Servers[6].Delays[0]; tp.Servers[6].Region != "eu-west-1" || d.Site != "mumbai" || d.P95ms != 979 || d.DelayMs != 97.9 {
+	// Mumbai → Ireland: the paper's 979 ms P95, unscaled.
+	if d := tp.Servers[6].Delays[0]; tp.Servers[6].Region != "eu-west-1" || d.Site != "mumbai" || d.P95ms != 979 || d.DelayMs != 979 {
 		t.Errorf("server 6 delays %+v", tp.Servers[6].Delays)
+	}
+	// Exec classes: the configuration's costs (1, 10, 100 ms).
+	if len(tp.ExecClasses) != 3 || tp.ExecClasses[1] != (ExecTime{Class: 1, MeanUs: 10000}) {
+		t.Errorf("exec classes %+v", tp.ExecClasses)
+	}
+	tenth, err := Plan(load(t), 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tenth.Servers[6].Delays[0].DelayMs; d != 97.9 || tenth.ExecClasses[0].MeanUs != 100 {
+		t.Errorf("at 1/10: Ireland delay %v ms, exec class 0 %v µs; want 97.9, 100", d, tenth.ExecClasses[0].MeanUs)
 	}
 	var buf bytes.Buffer
 	if err := tp.WriteJSON(&buf); err != nil {
