@@ -42,17 +42,14 @@ func (c Changes) Empty() bool { return c.Len() == 0 }
 // overlapping old/new pair (e.g. a feasibility interval that moved) matches
 // one or the other.
 func (c Changes) Updates() []Update {
-	out := make([]Update, 0, c.Len())
-	for _, e := range c.Insert {
-		out = append(out, Update{Insert, e})
-	}
-	for _, e := range c.Modify {
-		out = append(out, Update{Modify, e})
-	}
-	for _, e := range c.Delete {
-		out = append(out, Update{Delete, e})
-	}
-	return out
+	return c.appendUpdates(make([]Update, 0, c.Len()))
+}
+
+// appendUpdates appends c's updates to dst in the order of Updates.
+func (c Changes) appendUpdates(dst []Update) []Update {
+	dst = appendUpdates(dst, Insert, c.Insert)
+	dst = appendUpdates(dst, Modify, c.Modify)
+	return appendUpdates(dst, Delete, c.Delete)
 }
 
 // Diff returns the writes that turn old into new. Entries are matched by Key;

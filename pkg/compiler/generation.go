@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
@@ -105,17 +106,17 @@ func PlanGeneration(installed, next *State) (Generation, error) {
 	// Phase 1: the new generation (diffed against leftovers already under
 	// epoch `to`), the non-versioned changes, and leftovers of other
 	// inactive epochs.
-	g.Install = make([]Update, 0, len(newRank)+rest.Len())
+	g.Install = make([]Update, 0, len(newRank)+rest.Len()+len(oldRank)-len(activeOld))
 	var staged Changes
 	if left := withEpoch(oldRank, to); len(left) == 0 {
 		staged.Insert = newRank
 	} else {
 		staged = diff(left, newRank, nil)
 	}
-	g.Install = append(g.Install, updates(Insert, staged.Insert)...)
-	g.Install = append(g.Install, updates(Modify, staged.Modify)...)
-	g.Install = append(g.Install, rest.Updates()...)
-	g.Install = append(g.Install, updates(Delete, staged.Delete)...)
+	g.Install = appendUpdates(g.Install, Insert, staged.Insert)
+	g.Install = appendUpdates(g.Install, Modify, staged.Modify)
+	g.Install = rest.appendUpdates(g.Install)
+	g.Install = appendUpdates(g.Install, Delete, staged.Delete)
 	for _, e := range oldRank {
 		if ep := entryEpoch(&e); ep != from && ep != to {
 			g.Install = append(g.Install, Update{Delete, e})
@@ -128,7 +129,7 @@ func PlanGeneration(installed, next *State) (Generation, error) {
 		}
 	}
 	// Phase 3: the old generation.
-	g.Cleanup = updates(Delete, activeOld)
+	g.Cleanup = appendUpdates(nil, Delete, activeOld)
 	return g, nil
 }
 
@@ -175,13 +176,12 @@ func sameRanking(a, b []Entry, eb uint8) bool {
 	return true
 }
 
-func updates(op Op, es []Entry) []Update {
-	if len(es) == 0 {
-		return nil
+// appendUpdates appends one update of kind op per entry to dst, in place
+// (no intermediate slice: an Update copies its Entry).
+func appendUpdates(dst []Update, op Op, es []Entry) []Update {
+	dst = slices.Grow(dst, len(es))
+	for i := range es {
+		dst = append(dst, Update{op, es[i]})
 	}
-	out := make([]Update, len(es))
-	for i, e := range es {
-		out[i] = Update{op, e}
-	}
-	return out
+	return dst
 }
