@@ -68,6 +68,33 @@ func requireBMv2(t *testing.T) *p4v1.ForwardingPipelineConfig {
 
 // casePorts are the switch ports the packet cases use (the drop port 511
 // is not a real port).
+// startRig starts BMv2 with the given switch ports, opens an AF_PACKET
+// socket on each port's host side (pp in ports' order, byPort by number)
+// and returns a primary P4Runtime client; all are closed at t's cleanup.
+func startRig(ctx context.Context, t *testing.T, ports []int) (sw *bmv2harness.Switch, pp []*packetPort, byPort map[uint32]*packetPort, c *p4rt.Client) {
+	t.Helper()
+	sw = bmv2harness.StartT(t, bmv2harness.Config{PortIDs: ports})
+	// The kernel's IPv6 chatter on the veths is not switch traffic.
+	if out, err := sw.Command(ctx, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").CombinedOutput(); err != nil {
+		t.Logf("disable IPv6 in %s: %v %s (IPv6 frames are ignored anyway)", sw.NetNS, err, out)
+	}
+	byPort = map[uint32]*packetPort{}
+	for i, port := range ports {
+		p, err := openPacketPort(sw.NetNS, sw.Hosts[i], uint32(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		pp = append(pp, p)
+		byPort[uint32(port)] = p
+	}
+	c = sw.ClientT(t, p4rt.WithElectionID(p4rt.Election(1)))
+	if _, err := c.Arbitrate(ctx); err != nil {
+		t.Fatalf("arbitrate with BMv2: %v", err)
+	}
+	return sw, pp, byPort, c
+}
+
 func casePorts(cases []pc.Case) []int {
 	seen := map[int]bool{}
 	add := func(p uint32) {
@@ -190,32 +217,9 @@ func TestPacketCases(t *testing.T) {
 	cfg := requireBMv2(t)
 	cases := pc.Cases()
 	ports := casePorts(cases)
-	sw := bmv2harness.StartT(t, bmv2harness.Config{PortIDs: ports})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	// The kernel's IPv6 chatter on the veths is not switch traffic.
-	if out, err := sw.Command(ctx, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").CombinedOutput(); err != nil {
-		t.Logf("disable IPv6 in %s: %v %s (IPv6 frames are ignored anyway)", sw.NetNS, err, out)
-	}
-	var pp []*packetPort
-	byPort := map[uint32]*packetPort{}
-	for i, port := range ports {
-		p, err := openPacketPort(sw.NetNS, sw.Hosts[i], uint32(port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.close()
-		pp = append(pp, p)
-		byPort[uint32(port)] = p
-	}
-	c, err := sw.Client(p4rt.WithElectionID(p4rt.Election(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Arbitrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sw, pp, byPort, c := startRig(ctx, t, ports)
 
 	var reports []*caseReport
 	for _, cs := range cases {
@@ -392,15 +396,8 @@ func TestConformance(t *testing.T) {
 	cfg := requireBMv2(t)
 	sw := bmv2harness.StartT(t, bmv2harness.Config{})
 	conformance.Run(t, conformance.Conn{
-		Name: "BMv2 simple_switch_grpc (bmv2-tests)",
-		Dial: func(t testing.TB, opts ...p4rt.Option) *p4rt.Client {
-			c, err := sw.Client(opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			return c
-		},
+		Name:     "BMv2 simple_switch_grpc (bmv2-tests)",
+		Dial:     sw.ClientT,
 		DeviceID: sw.DeviceID,
 		Pipeline: cfg,
 		Quirks:   conformance.BMv2Quirks,

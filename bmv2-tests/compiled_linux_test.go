@@ -15,7 +15,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/wire"
@@ -50,29 +49,9 @@ func TestCompiledConfig(t *testing.T) {
 		ports = append(ports, s.Port)
 		server[uint16(s.ServerID)] = s
 	}
-	sw := bmv2harness.StartT(t, bmv2harness.Config{PortIDs: ports})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_ = sw.Command(ctx, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1").Run()
-	var pp []*packetPort
-	byPort := map[uint32]*packetPort{}
-	for i, port := range ports {
-		p, err := openPacketPort(sw.NetNS, sw.Hosts[i], uint32(port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.close()
-		pp = append(pp, p)
-		byPort[uint32(port)] = p
-	}
-	c, err := sw.Client(p4rt.WithElectionID(p4rt.Election(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Arbitrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sw, pp, byPort, c := startRig(ctx, t, ports)
 	if err := c.SetPipeline(ctx, p4rt.VerifyAndCommit, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -272,6 +272,18 @@ func (s *Switch) Client(opts ...p4rt.Option) (*p4rt.Client, error) {
 	return p4rt.Dial("passthrough:///"+s.Addr, append(base, opts...)...)
 }
 
+// ClientT is Client for a test: it fails t when dialing fails and closes
+// the client at t's cleanup. Its signature is conformance.Conn's Dial.
+func (s *Switch) ClientT(t testing.TB, opts ...p4rt.Option) *p4rt.Client {
+	t.Helper()
+	c, err := s.Client(opts...)
+	if err != nil {
+		t.Fatalf("bmv2harness: dial %s in %s: %v", s.Addr, s.NetNS, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // Command returns cmd to run name inside the switch's namespace (e.g. to
 // send frames on s.Hosts[i]).
 func (s *Switch) Command(ctx context.Context, name string, args ...string) *exec.Cmd {

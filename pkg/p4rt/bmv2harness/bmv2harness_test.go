@@ -15,7 +15,6 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
-	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
@@ -152,15 +151,8 @@ func TestConformanceThroughHarness(t *testing.T) {
 	t.Setenv("P4CTL_FAKE_BMV2", "1")
 	sw := startFake(t)
 	conformance.Run(t, conformance.Conn{
-		Name: "fake switch in a namespace",
-		Dial: func(t testing.TB, opts ...p4rt.Option) *p4rt.Client {
-			c, err := sw.Client(opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			return c
-		},
+		Name:     "fake switch in a namespace",
+		Dial:     sw.ClientT,
 		Pipeline: &p4v1.ForwardingPipelineConfig{P4Info: p4rttest.ProgramP4Info()},
 	})
 }

@@ -44,15 +44,8 @@ func TestBMv2(t *testing.T) {
 	}
 	sw := bmv2harness.StartT(t, bmv2harness.Config{})
 	conformance.Run(t, conformance.Conn{
-		Name: "BMv2 simple_switch_grpc",
-		Dial: func(t testing.TB, opts ...p4rt.Option) *p4rt.Client {
-			c, err := sw.Client(opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			return c
-		},
+		Name:     "BMv2 simple_switch_grpc",
+		Dial:     sw.ClientT,
 		DeviceID: sw.DeviceID,
 		Pipeline: &p4v1.ForwardingPipelineConfig{P4Info: info, P4DeviceConfig: blob,
 			Cookie: &p4v1.ForwardingPipelineConfig_Cookie{Cookie: 0x4c7}},
