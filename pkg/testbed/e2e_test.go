@@ -299,11 +299,20 @@ func TestLoopbackEndToEnd(t *testing.T) {
 	if st.BadFrame != 0 || st.NoHost != 0 || st.Misdelivered != 0 || st.SendErrors != 0 || st.UnknownApp != 0 || len(st.Dropped) != 0 {
 		t.Errorf("fabric: %+v", st)
 	}
+	// A server counts a reply after its send returns, which may be after
+	// the client has read it: poll briefly for the last counts.
 	var replied uint64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		replied = 0
+		for _, s := range r.servers {
+			replied += s.Stats().Replied
+		}
+		if replied >= uint64(len(all)) || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, s := range r.servers {
-		ss := s.Stats()
-		replied += ss.Replied
-		if ss.Malformed != 0 || ss.Misrouted != 0 || ss.Dropped != 0 {
+		if ss := s.Stats(); ss.Malformed != 0 || ss.Misrouted != 0 || ss.Dropped != 0 {
 			t.Errorf("server stats %+v", ss)
 		}
 	}

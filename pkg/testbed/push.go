@@ -22,8 +22,8 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
 // Compiled is a configuration compiled for one hour.
@@ -59,55 +59,22 @@ func Compile(cfg *config.Config, at time.Time, epoch uint8) (*Compiled, error) {
 	return &Compiled{State: st, Carbon: c, Hour: hour}, nil
 }
 
-// TableEntry converts one compiler entry into a P4Runtime table entry
-// using the switch's P4Info index (don't-care matches are omitted, values
-// canonical, as pkg/p4rt's EntryBuilder does).
-func TableEntry(idx *p4rt.Index, e compiler.Entry) (*p4v1.TableEntry, error) {
-	b := idx.TableEntry(e.Table)
-	for _, m := range e.Match {
-		switch m.Kind {
-		case pipeline.Exact:
-			b.Exact(m.Field, m.Value)
-		case pipeline.LPM:
-			b.LPM(m.Field, m.Value, m.PrefixLen)
-		case pipeline.Ternary:
-			b.Ternary(m.Field, m.Value, m.Mask)
-		case pipeline.Range:
-			b.Range(m.Field, m.Value, m.High)
-		case pipeline.Optional:
-			b.Optional(m.Field, m.Value)
-		default:
-			return nil, fmt.Errorf("entry %v: match kind %q", e, m.Kind)
-		}
-	}
-	if e.Default {
-		b.Default()
-	} else if e.Priority != 0 {
-		b.Priority(e.Priority)
-	}
-	params := make([]p4rt.ActionParam, len(e.Params))
-	for i, p := range e.Params {
-		params[i] = p4rt.Param(p.Name, p.Value)
-	}
-	b.Action(e.Action, params...)
-	te, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("entry %v: %w", e, err)
-	}
-	return te, nil
-}
-
 // Updates converts a state into P4Runtime updates for a switch that holds
-// none of it yet: INSERT for entries, MODIFY for default actions.
+// none of it yet: INSERT for entries, MODIFY for default actions. Entries
+// are translated as the controller translates them (controller.Translator).
 func Updates(idx *p4rt.Index, s *compiler.State) ([]*p4v1.Update, error) {
+	tr, err := controller.NewTranslator(idx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*p4v1.Update, 0, len(s.Entries))
-	for _, e := range s.Entries {
-		te, err := TableEntry(idx, e)
+	for i := range s.Entries {
+		te, err := tr.TableEntry(&s.Entries[i])
 		if err != nil {
 			return nil, err
 		}
 		op := p4v1.Update_INSERT
-		if e.Default {
+		if s.Entries[i].Default {
 			op = p4v1.Update_MODIFY
 		}
 		out = append(out, &p4v1.Update{Type: op, Entity: p4rt.TableEntity(te)})
@@ -124,9 +91,13 @@ func Push(ctx context.Context, c *p4rt.Client, s *compiler.State) (p4rt.Plan, er
 	if err != nil {
 		return p4rt.Plan{}, fmt.Errorf("push: %w", err)
 	}
+	tr, err := controller.NewTranslator(idx)
+	if err != nil {
+		return p4rt.Plan{}, fmt.Errorf("push: %w", err)
+	}
 	desired := make([]*p4v1.TableEntry, 0, len(s.Entries))
-	for _, e := range s.Entries {
-		te, err := TableEntry(idx, e)
+	for i := range s.Entries {
+		te, err := tr.TableEntry(&s.Entries[i])
 		if err != nil {
 			return p4rt.Plan{}, fmt.Errorf("push: %w", err)
 		}

@@ -133,7 +133,8 @@ func TestUpdatesInstall(t *testing.T) {
 			t.Errorf("%v: update type %v", e, ups[i].GetType())
 		}
 	}
-	if _, err := TableEntry(idx, compiler.Entry{Table: "P4ctlIngress.nope", Action: pipeline.ActionDrop}); err == nil {
+	bad := &compiler.State{Entries: []compiler.Entry{{Table: "P4ctlIngress.nope", Action: pipeline.ActionDrop}}}
+	if _, err := Updates(idx, bad); err == nil {
 		t.Error("unknown table accepted")
 	}
 	if _, err := Compile(load(t), time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), 1); err != nil {
