@@ -82,9 +82,13 @@ func (c *configFlag) add(fs *pflag.FlagSet) {
 
 // load reads and validates the configuration and resolves its tune blocks
 // (see loadControllerConfig), in cmd's context, noting each on cmd's stderr
-// unless logTuned.
+// (the process's without cmd) unless logTuned.
 func (c *configFlag) load(cmd *cobra.Command) error {
-	show := printTuned(cmd.ErrOrStderr())
+	var stderr io.Writer = os.Stderr
+	if cmd != nil {
+		stderr = cmd.ErrOrStderr()
+	}
+	show := printTuned(stderr)
 	cfg, err := loadControllerConfig(cmdContext(cmd), c.ConfigPath, func(p tuning.Pool) {
 		c.tuned = append(c.tuned, p)
 		if !c.logTuned {
@@ -98,10 +102,10 @@ func (c *configFlag) load(cmd *cobra.Command) error {
 	return nil
 }
 
-// cmdContext is cmd's context (Background when it was run without one).
+// cmdContext is cmd's context (Background when there is none).
 func cmdContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
+	if cmd != nil && cmd.Context() != nil {
+		return cmd.Context()
 	}
 	return context.Background()
 }
