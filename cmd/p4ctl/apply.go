@@ -55,8 +55,8 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 }
 
 // Complete loads the configuration.
-func (o *applyOptions) Complete(*cobra.Command, []string) error {
-	return o.load()
+func (o *applyOptions) Complete(c *cobra.Command, _ []string) error {
+	return o.load(c)
 }
 
 // Validate checks the flags and resolves the targets.

@@ -18,6 +18,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/demo"
+	"github.com/p4ctl/p4ctl/pkg/tuning"
 )
 
 const mumbai = "../../examples/mumbai.yaml"
@@ -102,7 +103,7 @@ func TestApplyDiffGet(t *testing.T) {
 
 func mustConfig(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := loadControllerConfig(mumbai)
+	cfg, err := loadControllerConfig(context.Background(), mumbai, func(tuning.Pool) {})
 	if err != nil {
 		t.Fatal(err)
 	}

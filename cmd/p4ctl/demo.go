@@ -86,7 +86,7 @@ func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
 		o.cfg, o.cfgName = cfg, examples.MumbaiName+" (built in)"
 		return nil
 	}
-	cfg, err := loadControllerConfig(o.ConfigPath)
+	cfg, err := loadControllerConfig(cmdContext(c), o.ConfigPath, printTuned(c.ErrOrStderr()))
 	if err != nil {
 		return err
 	}

@@ -48,8 +48,8 @@ error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
 }
 
 // Complete loads the configuration.
-func (o *diffOptions) Complete(*cobra.Command, []string) error {
-	return o.load()
+func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
+	return o.load(c)
 }
 
 // Validate checks the flags and resolves the targets.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -19,6 +20,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
+	"github.com/p4ctl/p4ctl/pkg/tuning"
 )
 
 // Shared flag helpers of the commands that read a controller configuration
@@ -27,12 +29,25 @@ import (
 
 // loadControllerConfig loads and validates a controller configuration; an
 // invalid one is a usage error (exit 2) reported before any switch is
-// touched, every problem as file:line: path: message.
-func loadControllerConfig(path string) (*config.Config, error) {
+// touched, every problem as file:line: path: message. Pools with a tune
+// block get their JBSQ bound by simulation (pkg/tuning, about a second per
+// pool) and report is called with each (commands print it on stderr, so -o
+// json stays clean); a target no bound meets is an error (exit 1).
+func loadControllerConfig(ctx context.Context, path string, report func(tuning.Pool)) (*config.Config, error) {
 	if path == "" {
 		return nil, usageErrorf("--config is required")
 	}
 	cfg, err := config.Load(path)
+	if err == nil {
+		var pools []tuning.Pool
+		cfg, pools, err = tuning.Resolve(ctx, cfg, tuning.Options{})
+		if err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		for _, p := range pools {
+			report(p)
+		}
+	}
 	if err != nil {
 		var ve *config.ValidationError
 		if errors.As(err, &ve) {
@@ -43,25 +58,56 @@ func loadControllerConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// printTuned returns a report for loadControllerConfig that prints each
+// resolved pool as one line on w.
+func printTuned(w io.Writer) func(tuning.Pool) {
+	return func(p tuning.Pool) { fmt.Fprintln(w, p) }
+}
+
 // configFlag is --config/-c, the controller configuration that plan, diff,
 // apply and run require, and the configuration once loaded.
 type configFlag struct {
 	ConfigPath string
 	cfg        *config.Config
+	// tuned are the pools whose bound came from a tune block; logTuned
+	// leaves them to the command's logger instead of a line on stderr
+	// each (the daemon, whose stderr is structured logs).
+	tuned    []tuning.Pool
+	logTuned bool
 }
 
 func (c *configFlag) add(fs *pflag.FlagSet) {
 	fs.StringVarP(&c.ConfigPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md; required)")
 }
 
-// load reads and validates the configuration (see loadControllerConfig).
-func (c *configFlag) load() error {
-	cfg, err := loadControllerConfig(c.ConfigPath)
+// load reads and validates the configuration and resolves its tune blocks
+// (see loadControllerConfig), in cmd's context, noting each on cmd's stderr
+// (the process's without cmd) unless logTuned.
+func (c *configFlag) load(cmd *cobra.Command) error {
+	var stderr io.Writer = os.Stderr
+	if cmd != nil {
+		stderr = cmd.ErrOrStderr()
+	}
+	show := printTuned(stderr)
+	cfg, err := loadControllerConfig(cmdContext(cmd), c.ConfigPath, func(p tuning.Pool) {
+		c.tuned = append(c.tuned, p)
+		if !c.logTuned {
+			show(p)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	c.cfg = cfg
 	return nil
+}
+
+// cmdContext is cmd's context (Background when there is none).
+func cmdContext(cmd *cobra.Command) context.Context {
+	if cmd != nil && cmd.Context() != nil {
+		return cmd.Context()
+	}
+	return context.Background()
 }
 
 // hourFlags select the hour a command compiles for: --at or --hour.

@@ -57,8 +57,8 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 }
 
 // Complete loads the configuration and resolves the flags.
-func (o *planOptions) Complete(*cobra.Command, []string) error {
-	if err := o.load(); err != nil {
+func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
+	if err := o.load(c); err != nil {
 		return err
 	}
 	if o.Policy != "" {

@@ -92,8 +92,9 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 }
 
 // Complete loads the configuration.
-func (o *runOptions) Complete(*cobra.Command, []string) error {
-	return o.load()
+func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
+	o.logTuned = true // logged by Run, once, with the daemon's logger
+	return o.load(c)
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
@@ -234,6 +235,10 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	mode := "real time"
 	if o.schedule.Replay {
 		mode = fmt.Sprintf("replay from %s, %d hours (0 = without end)", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+	}
+	for _, p := range o.tuned {
+		log.Info("pool bound from tune", "region", p.Region, "bound", p.Bound, "violation_rate", p.Violation, "target", p.Target,
+			"little_bound", p.Little, "stability_limit", p.Stable, "servers", p.Servers, "cores_per_server", p.CoresPerServer)
 	}
 	log.Info("p4ctl run", "targets", len(o.targets), "policy", o.cfg.Policy.Name, "carbon", feed.Source.Describe(), "schedule", mode,
 		"staleness_bound", ctl.Planner().StalenessBound().String())

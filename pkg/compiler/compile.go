@@ -201,6 +201,11 @@ func Compile(in Input) (*State, error) {
 	if in.Policy == regions.PolicyCPlusWarm {
 		return nil, errors.New("compile: C+warm is stateful and cannot be compiled into table contents")
 	}
+	for _, r := range cfg.Regions {
+		if l := r.NextHop.Local; l != nil && l.Tune != nil {
+			return nil, fmt.Errorf("compile: region %s: the pool's tune block is not resolved into a bound (pkg/tuning.Resolve)", r.ID)
+		}
+	}
 	// First the per-site decisions (feasibility intervals, rankings), then
 	// the entries, in one exactly sized allocation.
 	ivs := make([]interval, 0, len(cfg.Sites)*(pool.Len()+1))

@@ -102,6 +102,11 @@ type LocalPool struct {
 	// Bound is JBSQ's n: a server takes a request only while it has fewer
 	// than Bound outstanding (0 = unbounded; jiq always uses 1).
 	Bound int `json:"bound,omitempty"`
+	// Tune, instead of Bound (policy jbsq only), has the controller choose
+	// the bound by simulation when it loads the configuration: the
+	// smallest n meeting the SLO target, as `p4ctl tune jbsq` computes it
+	// for this pool's server count (pkg/tuning resolves it into Bound).
+	Tune *PoolTune `json:"tune,omitempty"`
 	// MaxHolds is how many times an unbindable request is recirculated.
 	MaxHolds int `json:"max_holds,omitempty"`
 	// OnFull is what happens after MaxHolds: "nack" (default) or "force".
@@ -115,6 +120,102 @@ type LocalPool struct {
 	// Capacity is the region's outstanding-request capacity (0 = unlimited);
 	// a full region is masked out of the feasible set (spill).
 	Capacity int64 `json:"capacity,omitempty"`
+}
+
+// PoolTune describes a pool's workload for choosing its JBSQ bound by
+// simulation (`p4ctl tune jbsq`, whose flags the fields mirror; hosts are
+// the pool's servers). Zero fields take the tune command's defaults
+// (DefaultTune* below; TuneOrDefault fills them, except Seeds and
+// Requests, whose defaults belong to the simulator).
+type PoolTune struct {
+	// CoresPerServer is m, the cores behind each server's one FCFS queue.
+	CoresPerServer int `json:"cores_per_server,omitempty"`
+	// Load is the offered load ρ in (0, 1).
+	Load float64 `json:"load,omitempty"`
+	// ArrivalCV is the coefficient of variation of inter-arrival times.
+	ArrivalCV float64 `json:"arrival_cv,omitempty"`
+	// Service is the service-time distribution: fixed, exp, bimodal or
+	// lognormal.
+	Service string `json:"service,omitempty"`
+	// ServiceMean is the mean service time S (µs resolution or finer).
+	ServiceMean Duration `json:"service_mean,omitzero"`
+	// Sigma is σ of ln(service time) for lognormal service.
+	Sigma float64 `json:"sigma,omitempty"`
+	// BimodalP and BimodalRatio shape bimodal service: the probability of
+	// a long request and the long/short time ratio.
+	BimodalP     float64 `json:"bimodal_p,omitempty"`
+	BimodalRatio float64 `json:"bimodal_ratio,omitempty"`
+	// Delay is the one-way network delay D between switch and server; nil
+	// takes the default (0 is a valid delay, so it is a pointer).
+	Delay *Duration `json:"delay,omitempty"`
+	// SLO is the end-to-end latency objective.
+	SLO Duration `json:"slo,omitzero"`
+	// Target is the largest acceptable SLO violation rate, in (0, 1).
+	Target float64 `json:"target,omitempty"`
+	// Seed is the first simulation seed; the same seed gives the same bound.
+	Seed uint64 `json:"seed,omitempty"`
+	// Seeds and Requests size the simulation: seeds per bound and measured
+	// requests per run (0 = the tune command's 3 × 100 000).
+	Seeds    int `json:"seeds,omitempty"`
+	Requests int `json:"requests,omitempty"`
+}
+
+// Defaults of PoolTune: those of `p4ctl tune jbsq` (pkg/sim/micro's
+// Scenario and TuneJBSQ; pkg/tuning's tests keep them equal).
+const (
+	DefaultTuneCoresPerServer = 8
+	DefaultTuneLoad           = 0.85
+	DefaultTuneArrivalCV      = 2.0
+	DefaultTuneService        = "lognormal"
+	DefaultTuneServiceMean    = 5 * time.Microsecond
+	DefaultTuneSigma          = 1.0
+	DefaultTuneBimodalP       = 0.1
+	DefaultTuneBimodalRatio   = 10.0
+	DefaultTuneDelay          = 4500 * time.Nanosecond
+	DefaultTuneSLO            = 50 * time.Microsecond
+	DefaultTuneTarget         = 0.05
+	DefaultTuneSeed           = 1
+)
+
+// TuneOrDefault returns t with every unset field at its default.
+func (t PoolTune) TuneOrDefault() PoolTune {
+	if t.CoresPerServer == 0 {
+		t.CoresPerServer = DefaultTuneCoresPerServer
+	}
+	if t.Load == 0 {
+		t.Load = DefaultTuneLoad
+	}
+	if t.ArrivalCV == 0 {
+		t.ArrivalCV = DefaultTuneArrivalCV
+	}
+	if t.Service == "" {
+		t.Service = DefaultTuneService
+	}
+	if t.ServiceMean.Duration == 0 {
+		t.ServiceMean.Duration = DefaultTuneServiceMean
+	}
+	if t.Sigma == 0 {
+		t.Sigma = DefaultTuneSigma
+	}
+	if t.BimodalP == 0 {
+		t.BimodalP = DefaultTuneBimodalP
+	}
+	if t.BimodalRatio == 0 {
+		t.BimodalRatio = DefaultTuneBimodalRatio
+	}
+	if t.Delay == nil {
+		t.Delay = &Duration{DefaultTuneDelay}
+	}
+	if t.SLO.Duration == 0 {
+		t.SLO.Duration = DefaultTuneSLO
+	}
+	if t.Target == 0 {
+		t.Target = DefaultTuneTarget
+	}
+	if t.Seed == 0 {
+		t.Seed = DefaultTuneSeed
+	}
+	return t
 }
 
 // Server is one server of a local pool.

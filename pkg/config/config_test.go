@@ -125,6 +125,17 @@ func TestParseRejects(t *testing.T) {
 		{"port too large", "remote: {port: 2,", "remote: {port: 512,", "remote: {port: 512", "next_hop.remote.port: port 512 out of range 0..511"},
 		{"bad dispatch policy", "        policy: jbsq\n", "        policy: jsq\n", "policy: jsq", "unknown dispatch policy \"jsq\""},
 		{"bound too large", "        bound: 4\n", "        bound: 70000\n", "bound: 70000", "bound: 70000 out of range 0..65535"},
+		{"tune with bound", "        bound: 4\n", "        bound: 4\n        tune: {load: 0.5}\n", "tune: {load", "next_hop.local.tune: give bound or tune, not both"},
+		{"tune needs jbsq", "        policy: jbsq\n        bound: 4\n", "        policy: jiq\n        tune: {}\n", "tune: {}", "next_hop.local.tune: tune chooses a JBSQ bound: only for policy jbsq, not \"jiq\""},
+		{"tune load", "        bound: 4\n", "        tune: {load: 1.2}\n", "tune: {load", "regions[0].next_hop.local.tune.load: load 1.2 out of range (0, 1)"},
+		{"tune cores", "        bound: 4\n", "        tune:\n          cores_per_server: -1\n", "cores_per_server", "tune.cores_per_server: -1 out of range 1..1024"},
+		{"tune service", "        bound: 4\n", "        tune:\n          service: pareto\n", "service: pareto", "tune.service: unknown service distribution \"pareto\""},
+		{"tune service mean", "        bound: 4\n", "        tune:\n          service_mean: 2s\n", "service_mean: 2s", "tune.service_mean: 2s out of range 1ns..1s"},
+		{"tune delay", "        bound: 4\n", "        tune:\n          delay: five\n", "delay: five", "bad duration \"five\""},
+		{"tune target", "        bound: 4\n", "        tune:\n          target: 1\n", "target: 1", "tune.target: target violation rate 1 out of range (0, 1)"},
+		{"tune seeds", "        bound: 4\n", "        tune:\n          seeds: 5000\n", "seeds: 5000", "tune.seeds: 5000 out of range 0..1000"},
+		{"tune sigma", "        bound: 4\n", "        tune:\n          sigma: 9\n", "sigma: 9", "tune.sigma: sigma 9 out of range (0, 4]"},
+		{"tune unknown field", "        bound: 4\n", "        tune:\n          cores: 128\n", "cores: 128", "unknown field \"cores\""},
 		{"bad MAC", "mac: \"02:00:00:00:00:01\"", "mac: \"02:00:00:00:01\"", "02:00:00:00:01\"", "bad MAC address"},
 		{"bad IP", "ip: 10.0.0.10}", "ip: 10.0.0.300}", "10.0.0.300", "bad IPv4 address \"10.0.0.300\""},
 		{"missing IP", ", ip: 10.1.0.1}", "}", "remote: {port: 2", "remote.ip: required"},
@@ -309,5 +320,44 @@ func TestLimitsMatchSchema(t *testing.T) {
 		if !ok || tb.Size != want {
 			t.Errorf("%s: schema size %d, validation uses %d", name, tb.Size, want)
 		}
+	}
+}
+
+func TestParseTune(t *testing.T) {
+	cases := []struct {
+		name, block string
+		want        PoolTune // after TuneOrDefault
+	}{
+		{"defaults", "tune: {}", PoolTune{CoresPerServer: 8, Load: 0.85, ArrivalCV: 2, Service: "lognormal",
+			ServiceMean: Duration{5 * time.Microsecond}, Sigma: 1, BimodalP: 0.1, BimodalRatio: 10,
+			Delay: &Duration{4500 * time.Nanosecond}, SLO: Duration{50 * time.Microsecond}, Target: 0.05, Seed: 1}},
+		{"issue example", "tune: {cores_per_server: 8, service_mean: 5us, delay: 4.5us, load: 0.85, slo: 50us, target: 0.05, seed: 1}",
+			PoolTune{CoresPerServer: 8, Load: 0.85, ArrivalCV: 2, Service: "lognormal",
+				ServiceMean: Duration{5 * time.Microsecond}, Sigma: 1, BimodalP: 0.1, BimodalRatio: 10,
+				Delay: &Duration{4500 * time.Nanosecond}, SLO: Duration{50 * time.Microsecond}, Target: 0.05, Seed: 1}},
+		{"zero delay kept, others set", "tune: {cores_per_server: 2, delay: 0s, load: 0.5, service: exp, arrival_cv: 1, slo: 30us, target: 0.01, seed: 7, seeds: 2, requests: 5000}",
+			PoolTune{CoresPerServer: 2, Load: 0.5, ArrivalCV: 1, Service: "exp",
+				ServiceMean: Duration{5 * time.Microsecond}, Sigma: 1, BimodalP: 0.1, BimodalRatio: 10,
+				Delay: &Duration{0}, SLO: Duration{30 * time.Microsecond}, Target: 0.01, Seed: 7, Seeds: 2, Requests: 5000}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(edit(t, "        bound: 4\n", "        "+c.block+"\n")), "cfg.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool := cfg.Regions[0].NextHop.Local
+			if pool.Bound != 0 || pool.Tune == nil {
+				t.Fatalf("bound %d, tune %v", pool.Bound, pool.Tune)
+			}
+			got := pool.Tune.TuneOrDefault()
+			if got.Delay == nil || *got.Delay != *c.want.Delay {
+				t.Fatalf("delay %v, want %v", got.Delay, c.want.Delay)
+			}
+			got.Delay, c.want.Delay = nil, nil
+			if got != c.want {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 // configuration it accepts must survive a marshal/parse round trip.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(base))
-	for _, p := range []string{"../../examples/mumbai.yaml", "../../examples/minimal.yaml"} {
+	for _, p := range []string{"../../examples/mumbai.yaml", "../../examples/minimal.yaml", "../../examples/tuned.yaml"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}

@@ -241,6 +241,9 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 		p.add(path+".policy", "unknown dispatch policy %q (want random, p2c, p2c-work, jbsq or jiq)", pool.Policy)
 	}
 	checkRange(p, path+".bound", int64(pool.Bound), 0, maxU16)
+	if pool.Tune != nil {
+		validateTune(p, path+".tune", pool)
+	}
 	checkRange(p, path+".max_holds", int64(pool.MaxHolds), 0, maxU8)
 	switch pool.OnFull {
 	case "", "nack", "force":
@@ -258,6 +261,53 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 		p.add(path+".long_reserve", "long_reserve %d must be below bound %d, or every long request waits max holds", pool.LongReserve, pool.Bound)
 	}
 	checkRange(p, path+".capacity", pool.Capacity, 0, maxU32)
+}
+
+// validateTune checks a pool's tune block (pkg/tuning simulates it; the
+// ranges here are the simulator's, so a valid block always runs).
+func validateTune(p *problems, path string, pool *LocalPool) {
+	if pool.Policy != "jbsq" {
+		p.add(path, "tune chooses a JBSQ bound: only for policy jbsq, not %q", pool.Policy)
+	}
+	if pool.Bound != 0 {
+		p.add(path, "give bound or tune, not both (tune computes the bound)")
+	}
+	t := pool.Tune.TuneOrDefault()
+	checkRange(p, path+".cores_per_server", int64(t.CoresPerServer), 1, 1024)
+	if !(t.Load > 0 && t.Load < 1) {
+		p.add(path+".load", "load %v out of range (0, 1)", t.Load)
+	}
+	if !(t.ArrivalCV > 0 && t.ArrivalCV <= 20) {
+		p.add(path+".arrival_cv", "arrival CV %v out of range (0, 20]", t.ArrivalCV)
+	}
+	switch t.Service {
+	case "fixed", "exp", "bimodal", "lognormal":
+	default:
+		p.add(path+".service", "unknown service distribution %q (want fixed, exp, bimodal or lognormal)", t.Service)
+	}
+	if t.ServiceMean.Duration < time.Nanosecond || t.ServiceMean.Duration > time.Second {
+		p.add(path+".service_mean", "%s out of range 1ns..1s", t.ServiceMean.Duration)
+	}
+	if !(t.Sigma > 0 && t.Sigma <= 4) {
+		p.add(path+".sigma", "sigma %v out of range (0, 4]", t.Sigma)
+	}
+	if !(t.BimodalP > 0 && t.BimodalP < 1) {
+		p.add(path+".bimodal_p", "%v out of range (0, 1)", t.BimodalP)
+	}
+	if !(t.BimodalRatio >= 1 && t.BimodalRatio <= 1000) {
+		p.add(path+".bimodal_ratio", "%v out of range [1, 1000]", t.BimodalRatio)
+	}
+	if t.Delay.Duration > time.Second {
+		p.add(path+".delay", "%s out of range 0..1s", t.Delay.Duration)
+	}
+	if t.SLO.Duration <= 0 || t.SLO.Duration > time.Minute {
+		p.add(path+".slo", "%s out of range (0, 1m]", t.SLO.Duration)
+	}
+	if !(t.Target > 0 && t.Target < 1) {
+		p.add(path+".target", "target violation rate %v out of range (0, 1)", t.Target)
+	}
+	checkRange(p, path+".seeds", int64(t.Seeds), 0, 1000)
+	checkRange(p, path+".requests", int64(t.Requests), 0, 10_000_000)
 }
 
 func intList(v []int) string {
