@@ -71,6 +71,7 @@ func newPlot(title, src string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title + "\n" + src
 	p.Legend.Top = true
+	p.Legend.XOffs = -vg.Points(8) // keep the thumbnails inside the canvas
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
