@@ -3,23 +3,19 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"flag"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/golden"
 	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestParseMix(t *testing.T) {
 	m, err := ParseMix[uint16]("300:20, 500:30,800:20,1000:20,3000:10", 16)
@@ -287,7 +283,7 @@ func TestSummarize(t *testing.T) {
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.txt", buf.Bytes())
+	golden.Check(t, "summary.txt", buf.Bytes())
 }
 
 func TestCSVAndJSON(t *testing.T) {
@@ -295,7 +291,7 @@ func TestCSVAndJSON(t *testing.T) {
 	if err := WriteCSV(&buf, records()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "records.csv", buf.Bytes())
+	golden.Check(t, "records.csv", buf.Bytes())
 
 	res := &Result{Config: Config{Target: netip.MustParseAddrPort("10.0.0.100:9800"), Rate: 6, CV: 1, SLAScale: 0.1},
 		Records: records(), Elapsed: time.Second, Local: "10.10.0.1:40000"}
@@ -320,26 +316,6 @@ func TestCSVAndJSON(t *testing.T) {
 	}
 	if _, err := ReadFile(strings.NewReader(`{"records":[{"outcome":"maybe"}]}`)); err == nil {
 		t.Error("unknown outcome accepted")
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
 	}
 }
 

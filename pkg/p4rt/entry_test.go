@@ -1,39 +1,16 @@
 package p4rt_test
 
 import (
-	"flag"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/p4ctl/p4ctl/internal/golden"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func TestEntryBuilderGolden(t *testing.T) {
 	idx := programIndex(t)
@@ -62,7 +39,7 @@ func TestEntryBuilderGolden(t *testing.T) {
 		Action("forward_remote", p4rt.Param("port", 3), p4rt.Param("dmac", net.HardwareAddr{0, 0x11, 0x22, 0x33, 0x44, 0x55}),
 			p4rt.Param("addr", net.ParseIP("192.0.2.1")), p4rt.Param("capacity", 0)))
 	add("active epoch (default entry)", idx.TableEntry("active_epoch").Default().Action("set_active_epoch", p4rt.Param("epoch", 2)))
-	golden(t, "entries.golden", out.String())
+	golden.Check(t, "entries.golden", []byte(out.String()))
 }
 
 func TestEntryBuilderErrors(t *testing.T) {

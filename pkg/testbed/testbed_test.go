@@ -2,15 +2,13 @@ package testbed
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/golden"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
@@ -20,8 +18,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
 func load(t *testing.T) *config.Config {
 	t.Helper()
 	cfg, err := config.Load("../../mininet/testbed.yaml")
@@ -29,26 +25,6 @@ func load(t *testing.T) *config.Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
 }
 
 // The Mininet topology of mininet/testbed.yaml (what mininet/README.md's
@@ -80,7 +56,7 @@ func TestPlanGolden(t *testing.T) {
 	if err := tp.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "topology.json", buf.Bytes())
+	golden.Check(t, "topology.json", buf.Bytes())
 }
 
 func TestPlanRejects(t *testing.T) {
@@ -182,7 +158,7 @@ func TestCarbonReport(t *testing.T) {
 	if err := rep.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "carbon.txt", buf.Bytes())
+	golden.Check(t, "carbon.txt", buf.Bytes())
 	if _, err := Carbon(cfg, c, []loadgen.Record{{Outcome: loadgen.OK, Site: 9}}); err == nil {
 		t.Error("unknown site accepted")
 	}
