@@ -268,7 +268,12 @@ control P4ctlIngress(inout tna_headers_t hdr,
         } else if (hdr.h.p4ctl.msg_type == MSG_NACK) {
             apply_l3 = true;
         } else {
-            bool is_request = hdr.h.p4ctl.msg_type == MSG_REQUEST;
+            /* bf-p4c: a bool cannot be the result of a comparison in an
+             * action ("source of modify_field invalid") */
+            bool is_request = false;
+            if (hdr.h.p4ctl.msg_type == MSG_REQUEST) {
+                is_request = true;
+            }
             bool lookup_endpoint = false;
 
             exec_class_cost.apply();
@@ -546,7 +551,11 @@ control P4ctlIngress(inout tna_headers_t hdr,
 
         /* to egress: keep the client's port on held requests */
         hdr.bridge.setValid();
-        hdr.bridge.hold = hold ? 1w1 : 1w0;
+        /* bf-p4c: no conditional expressions inside an action */
+        hdr.bridge.hold = 0;
+        if (hold) {
+            hdr.bridge.hold = 1;
+        }
         hdr.bridge.pad = 0;
         hdr.bridge.client_port = meta.client_port;
     }

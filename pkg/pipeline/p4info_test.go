@@ -340,3 +340,58 @@ func TestDefaultActionsMatchBMv2JSON(t *testing.T) {
 		}
 	}
 }
+
+// tnaP4InfoPath is bf-p4c's P4Info of p4src/tna (`make p4-tna`).
+var tnaP4InfoPath = filepath.Join("..", "..", "p4src", "build", "tna", "p4ctl.p4info.txtpb")
+
+// tnaOnly are the TNA program's own table and action: region_bit replaces
+// v1model's variable shift `1 << region` with constant entries (Tofino has
+// no variable shift); the controller never writes it.
+var tnaOnly = map[string]bool{"P4ctlIngress.region_bit": true, "P4ctlIngress.set_region_bit": true}
+
+// TestTNAP4InfoMatchesV1Model: the P4Info bf-p4c derives from p4src/tna
+// (committed by `make p4-tna` with --p4runtime-force-std-externs) has
+// exactly v1model's tables (keys, match kinds, widths, actions, sizes) and
+// actions (parameters), plus the TNA-only region_bit, so one controller
+// fills both programs with the same entries. Registers and counters differ
+// by design (split per slot, p4src/tna/README.md) and are not compared.
+func TestTNAP4InfoMatchesV1Model(t *testing.T) {
+	v1 := loadP4Info(t)
+	b, err := os.ReadFile(tnaP4InfoPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("skip: %s absent (run `make p4-tna` with p4c-barefoot on PATH)", tnaP4InfoPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info p4configv1.P4Info
+	if err := prototext.Unmarshal(b, &info); err != nil {
+		t.Fatalf("parse %s: %v", tnaP4InfoPath, err)
+	}
+	want := normalize(programFromP4Info(t, v1), false)
+	got := normalize(programFromP4Info(t, &info), false)
+	seen := map[string]bool{}
+	tables := got.Tables[:0:0]
+	for _, tb := range got.Tables {
+		seen[tb.Name] = true
+		if !tnaOnly[tb.Name] {
+			tables = append(tables, tb)
+		}
+	}
+	actions := got.Actions[:0:0]
+	for _, a := range got.Actions {
+		seen[a.Name] = true
+		if !tnaOnly[a.Name] {
+			actions = append(actions, a)
+		}
+	}
+	for name := range tnaOnly {
+		if !seen[name] {
+			t.Errorf("%s: TNA's %s is missing", tnaP4InfoPath, name)
+		}
+	}
+	want.Registers, want.Counters = nil, nil
+	for _, d := range diffPrograms("TNA P4Info", Program{Tables: tables, Actions: actions}, want) {
+		t.Error(d)
+	}
+}

@@ -22,12 +22,12 @@ import (
 // repoRoot is the repository root seen from this package's directory.
 var repoRoot = filepath.Join("..", "..")
 
-// p4Sources lists the files `make p4` compiles (p4src/shared and
-// p4src/v1model), as slash paths relative to the repository root.
-func p4Sources(t *testing.T) []string {
+// p4Sources lists the .p4 files in dirs (slash paths relative to the
+// repository root), sorted: what one `make p4` or `make p4-tna` compiles.
+func p4Sources(t *testing.T, dirs ...string) []string {
 	t.Helper()
 	var out []string
-	for _, dir := range []string{"p4src/shared", "p4src/v1model"} {
+	for _, dir := range dirs {
 		m, err := filepath.Glob(filepath.Join(repoRoot, filepath.FromSlash(dir), "*.p4"))
 		if err != nil {
 			t.Fatalf("glob %s: %v", dir, err)
@@ -61,15 +61,36 @@ func parseSums(name string, b []byte) (map[string]string, error) {
 	return sums, sc.Err()
 }
 
-// TestBuildOutputsMatchSources fails when p4src/shared or p4src/v1model
-// changed (or gained or lost a file) since the committed p4c outputs in
-// p4src/build were generated: run `make p4` and commit p4src/build.
+// TestBuildOutputsMatchSources fails when the sources of committed p4c
+// outputs changed (or gained or lost a file) since they were generated:
+// p4src/shared + p4src/v1model for p4src/build/v1model (`make p4`), and
+// p4src/shared + p4src/tna for p4src/build/tna (`make p4-tna`).
 func TestBuildOutputsMatchSources(t *testing.T) {
-	sumsPath := filepath.Join(repoRoot, "p4src", "build", "SOURCES.sha256")
+	for _, c := range []struct {
+		name, sums string
+		dirs       []string
+		outputs    []string
+		remake     string
+	}{
+		{"v1model", filepath.Join(repoRoot, "p4src", "build", "SOURCES.sha256"),
+			[]string{"p4src/shared", "p4src/v1model"}, []string{p4infoPath, bmv2Path}, "make p4` (p4c-bm2-ss on PATH)"},
+		{"tna", filepath.Join(repoRoot, "p4src", "build", "tna", "SOURCES.sha256"),
+			[]string{"p4src/shared", "p4src/tna"}, []string{tnaP4InfoPath}, "make p4-tna` (p4c-barefoot on PATH)"},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkSources(t, c.sums, c.dirs, c.outputs, c.remake) })
+	}
+}
+
+// checkSources compares the sha256sum file sumsPath with the .p4 files of
+// dirs, and checks that the outputs it vouches for exist.
+func checkSources(t *testing.T, sumsPath string, dirs, outputs []string, remake string) {
+	t.Helper()
 	b, err := os.ReadFile(sumsPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, perr := os.Stat(p4infoPath); perr == nil {
-			t.Fatalf("%s is committed without %s: run `make p4`", p4infoPath, sumsPath)
+		for _, o := range outputs {
+			if _, perr := os.Stat(o); perr == nil {
+				t.Fatalf("%s is committed without %s: run `%s", o, sumsPath, remake)
+			}
 		}
 		t.Skipf("skip: no committed p4c outputs (%s absent)", sumsPath)
 	}
@@ -80,14 +101,13 @@ func TestBuildOutputsMatchSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{p4infoPath, bmv2Path} {
+	for _, f := range outputs {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("%s records sources but the output is missing: %v", sumsPath, err)
 		}
 	}
-	current := p4Sources(t)
 	stale := false
-	for _, path := range current {
+	for _, path := range p4Sources(t, dirs...) {
 		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(path)))
 		if err != nil {
 			t.Fatal(err)
@@ -96,10 +116,10 @@ func TestBuildOutputsMatchSources(t *testing.T) {
 		want, ok := recorded[path]
 		switch {
 		case !ok:
-			t.Errorf("%s is new since the last `make p4`", path)
+			t.Errorf("%s is new since the outputs were generated", path)
 			stale = true
 		case want != hex.EncodeToString(sum[:]):
-			t.Errorf("%s changed since the last `make p4`", path)
+			t.Errorf("%s changed since the outputs were generated", path)
 			stale = true
 		}
 		delete(recorded, path)
@@ -109,7 +129,7 @@ func TestBuildOutputsMatchSources(t *testing.T) {
 		stale = true
 	}
 	if stale {
-		t.Errorf("p4src/build is stale: run `make p4` (p4c-bm2-ss on PATH) and commit p4src/build")
+		t.Errorf("the outputs %v are stale: run `%s and commit p4src/build", outputs, remake)
 	}
 }
 
