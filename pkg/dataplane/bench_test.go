@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/p4ctl/p4ctl/internal/cputime"
-	"net"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
@@ -190,18 +188,8 @@ func BenchmarkDataplane(b *testing.B) {
 // BenchmarkWriteGRPC is batched P4Runtime writes through the server on
 // loopback: l3_forward inserts in batches of 1000 (the controller's path).
 func BenchmarkWriteGRPC(b *testing.B) {
-	sw, err := New(Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := p4rtserver.New(sw)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	sw, addr := serveLoopback(b)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
 		b.Fatal(err)

@@ -16,24 +16,32 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
-// The switch behind the P4Runtime server, driven over gRPC on loopback as a
-// controller drives it: arbitrate, write entries, send traffic, read counters.
-func TestOverP4Runtime(t *testing.T) {
+// serveLoopback starts a switch behind its P4Runtime server on a loopback
+// port, stopped at tb's cleanup, and returns it with the server's address.
+func serveLoopback(tb testing.TB) (*Switch, string) {
+	tb.Helper()
 	sw, err := New(Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	srv := p4rtserver.New(sw)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
+	tb.Cleanup(srv.Stop)
+	return sw, lis.Addr().String()
+}
+
+// The switch behind the P4Runtime server, driven over gRPC on loopback as a
+// controller drives it: arbitrate, write entries, send traffic, read counters.
+func TestOverP4Runtime(t *testing.T) {
+	sw, addr := serveLoopback(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
