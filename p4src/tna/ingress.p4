@@ -164,33 +164,47 @@ control P4ctlIngress(inout tna_headers_t hdr,
         meta.m3 = meta.d.pool_size_mask & 3;
         meta.b3 = meta.d.pool_base & 3;
         meta.hs1 = meta.h + 1;
-        meta.hs2 = meta.h + 2;
-        meta.hs3 = meta.h + 3;
     }
     @hidden action cand_step2() {
         meta.hmh = meta.hm & 0xFFFC;
         meta.ms0 = meta.h & meta.m3;
         meta.ms1 = meta.hs1 & meta.m3;
-        meta.ms2 = meta.hs2 & meta.m3;
-        meta.ms3 = meta.hs3 & meta.m3;
     }
     @hidden action cand_step3() {
+        meta.cand_hi = meta.d.pool_base + meta.hmh;
+        meta.sl0 = meta.b3 | meta.ms0;
+        meta.sl1 = meta.b3 | meta.ms1;
+    }
+    /* header fields share containers: written by moves only */
+    @hidden action cand_resub() {
         meta.resub.setValid();
-        meta.resub.cand_hi = meta.d.pool_base + meta.hmh;
-        meta.resub.slot0 = meta.b3[7:0] | meta.ms0[7:0];
-        meta.resub.slot1 = meta.b3[7:0] | meta.ms1[7:0];
-        meta.resub.slot2 = meta.b3[7:0] | meta.ms2[7:0];
-        meta.resub.slot3 = meta.b3[7:0] | meta.ms3[7:0];
+        meta.resub.cand_hi = meta.cand_hi;
+        meta.resub.slot0 = meta.sl0;
+        meta.resub.slot1 = meta.sl1;
         meta.resub.region = meta.d.region;
         meta.resub.flags = hdr.h.p4ctl.flags;
     }
 
-    /* Decide pass: the candidates' ids. */
-    @hidden action cand_ids() {
-        meta.c0 = meta.resub.cand_hi | (bit<16>)meta.resub.slot0;
-        meta.c1 = meta.resub.cand_hi | (bit<16>)meta.resub.slot1;
-        meta.c2 = meta.resub.cand_hi | (bit<16>)meta.resub.slot2;
-        meta.c3 = meta.resub.cand_hi | (bit<16>)meta.resub.slot3;
+    /* Decide pass: slots of candidates 2 and 3 ((h + 2) & 3 = (h & 3) ^ 2;
+     * pools of one or two servers repeat candidates 0 and 1). */
+    @hidden action cand_x2() { meta.x2 = meta.d.pool_size_mask & 2; }
+    @hidden action cand_slots23() {
+        meta.slot2 = meta.resub.slot0 ^ meta.x2;
+        meta.slot3 = meta.resub.slot1 ^ meta.x2;
+    }
+
+    /* Bind pass: the chosen server's id, c_p = cand_hi | slot_p. */
+    @hidden action bind_server_id() {
+        meta.d.server = meta.rb_cand_hi | meta.rb_slot;
+    }
+    @hidden action bind_server_hdr() {
+        hdr.h.p4ctl.server_id = meta.d.server;
+    }
+
+    /* Reply pass: the server's register index and slot. */
+    @hidden action reply_slot() {
+        meta.ridx = meta.d.server & 0xFFFC;
+        meta.rslot = meta.d.server & 3;
     }
 
     /* The bridge header, field by field (see the end of apply). */
@@ -384,6 +398,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 hdr.h.p4ctl.region_id = meta.d.region;
             } else {
                 meta.d.region = hdr.h.p4ctl.region_id;
+                meta.d.server = hdr.h.p4ctl.server_id;
             }
 
             region_next_hop.apply();
@@ -411,32 +426,34 @@ control P4ctlIngress(inout tna_headers_t hdr,
                         meta.ev_on = 1; meta.ev = EVENT_UNREACHABLE;
                     } else if (meta.rb_bind == 1) {
                         /* ---- bind pass: one atomic check-and-increment ---- */
+                        bind_server_id();
+                        bind_server_hdr();
                         bit<1> ok;
                         if (meta.rb_slot == 0) {
-                            ok = bind_outstanding_0.execute(meta.rb_cand_hi[9:2]);
+                            ok = bind_outstanding_0.execute(meta.rb_cand_hi);
                         } else if (meta.rb_slot == 1) {
-                            ok = bind_outstanding_1.execute(meta.rb_cand_hi[9:2]);
+                            ok = bind_outstanding_1.execute(meta.rb_cand_hi);
                         } else if (meta.rb_slot == 2) {
-                            ok = bind_outstanding_2.execute(meta.rb_cand_hi[9:2]);
+                            ok = bind_outstanding_2.execute(meta.rb_cand_hi);
                         } else {
-                            ok = bind_outstanding_3.execute(meta.rb_cand_hi[9:2]);
+                            ok = bind_outstanding_3.execute(meta.rb_cand_hi);
                         }
                         if (ok == 0) {
                             /* filled up since the decide pass: hold again */
                             hold = true;
                         } else {
                             if (meta.rb_slot == 0) {
-                                bind_work_0.execute(meta.rb_cand_hi[9:2]);
-                                touch_last_0.execute(meta.rb_cand_hi[9:2]);
+                                bind_work_0.execute(meta.rb_cand_hi);
+                                touch_last_0.execute(meta.rb_cand_hi);
                             } else if (meta.rb_slot == 1) {
-                                bind_work_1.execute(meta.rb_cand_hi[9:2]);
-                                touch_last_1.execute(meta.rb_cand_hi[9:2]);
+                                bind_work_1.execute(meta.rb_cand_hi);
+                                touch_last_1.execute(meta.rb_cand_hi);
                             } else if (meta.rb_slot == 2) {
-                                bind_work_2.execute(meta.rb_cand_hi[9:2]);
-                                touch_last_2.execute(meta.rb_cand_hi[9:2]);
+                                bind_work_2.execute(meta.rb_cand_hi);
+                                touch_last_2.execute(meta.rb_cand_hi);
                             } else {
-                                bind_work_3.execute(meta.rb_cand_hi[9:2]);
-                                touch_last_3.execute(meta.rb_cand_hi[9:2]);
+                                bind_work_3.execute(meta.rb_cand_hi);
+                                touch_last_3.execute(meta.rb_cand_hi);
                             }
                             if (meta.rb_stale == 1) {
                                 meta.cause_on = 1; meta.cause = EVENT_STALE_RESET;
@@ -445,7 +462,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                             if (meta.d.capacity != 0 && ro >= meta.d.capacity) {
                                 region_full_set.execute(0);
                             }
-                            server_bound.count(hdr.h.p4ctl.server_id);
+                            server_bound.count(meta.d.server);
                             meta.routed = 1;
                             lookup_endpoint = true;
                         }
@@ -454,40 +471,39 @@ control P4ctlIngress(inout tna_headers_t hdr,
                          * c_j = base + ((g | ((h + j) & 3)) & size_mask); with the
                          * pool layout (power-of-two size, base aligned to
                          * min(size, 4)) c_j & ~3 = base + (h & size_mask & ~3)
-                         * and c_j mod 4 = (base & 3) | ((h + j) & size_mask & 3). */
+                         * and c_j mod 4 = (base & 3) | ((h + j) & size_mask & 3);
+                         * the decide pass derives c_2, c_3 from c_0, c_1. */
                         cand_hash();
                         cand_step1();
                         cand_step2();
                         cand_step3();
+                        cand_resub();
                         ig_dprsr_md.resubmit_type = RESUBMIT_DECIDE;
                         ig_dprsr_md.drop_ctl = 0;
                     } else {
                         /* ---- decide pass: read the aligned group, decide ---- */
-                        bit<16> v0 = read_outstanding_0.execute(meta.resub.cand_hi[9:2]);
-                        bit<16> v1 = read_outstanding_1.execute(meta.resub.cand_hi[9:2]);
-                        bit<16> v2 = read_outstanding_2.execute(meta.resub.cand_hi[9:2]);
-                        bit<16> v3 = read_outstanding_3.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> x0 = read_work_0.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> x1 = read_work_1.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> x2 = read_work_2.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> x3 = read_work_3.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> y0 = read_last_0.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> y1 = read_last_1.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> y2 = read_last_2.execute(meta.resub.cand_hi[9:2]);
-                        bit<32> y3 = read_last_3.execute(meta.resub.cand_hi[9:2]);
+                        cand_x2();
+                        cand_slots23();
+                        bit<16> v0 = read_outstanding_0.execute(meta.resub.cand_hi);
+                        bit<16> v1 = read_outstanding_1.execute(meta.resub.cand_hi);
+                        bit<16> v2 = read_outstanding_2.execute(meta.resub.cand_hi);
+                        bit<16> v3 = read_outstanding_3.execute(meta.resub.cand_hi);
+                        bit<32> x0 = read_work_0.execute(meta.resub.cand_hi);
+                        bit<32> x1 = read_work_1.execute(meta.resub.cand_hi);
+                        bit<32> x2 = read_work_2.execute(meta.resub.cand_hi);
+                        bit<32> x3 = read_work_3.execute(meta.resub.cand_hi);
+                        bit<32> y0 = read_last_0.execute(meta.resub.cand_hi);
+                        bit<32> y1 = read_last_1.execute(meta.resub.cand_hi);
+                        bit<32> y2 = read_last_2.execute(meta.resub.cand_hi);
+                        bit<32> y3 = read_last_3.execute(meta.resub.cand_hi);
                         /* candidate j's cells are slot (c_j mod 4) of the group */
                         bit<16> o0; bit<16> o1; bit<16> o2; bit<16> o3;
                         bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
                         bit<32> l0; bit<32> l1; bit<32> l2; bit<32> l3;
                         P4CTL_MUX3(o0, w0, l0, meta.resub.slot0)
                         P4CTL_MUX3(o1, w1, l1, meta.resub.slot1)
-                        P4CTL_MUX3(o2, w2, l2, meta.resub.slot2)
-                        P4CTL_MUX3(o3, w3, l3, meta.resub.slot3)
-                        cand_ids();
-                        bit<16> c0 = meta.c0;
-                        bit<16> c1 = meta.c1;
-                        bit<16> c2 = meta.c2;
-                        bit<16> c3 = meta.c3;
+                        P4CTL_MUX3(o2, w2, l2, meta.slot2)
+                        P4CTL_MUX3(o3, w3, l3, meta.slot3)
 
                         bit<32> ttl = meta.d.pool_credit_ttl_us;
                         bit<8> s0 = 0; bit<8> s1 = 0; bit<8> s2 = 0; bit<8> s3 = 0;
@@ -498,16 +514,16 @@ control P4ctlIngress(inout tna_headers_t hdr,
                             if (o3 != 0 && meta.now - l3 > ttl) { s3 = 1; o3 = 0; w3 = 0; }
                         }
 
-                        server_id_t cp = c0; bit<16> op = o0; sp = s0; bit<8> slp = meta.resub.slot0;
+                        bit<16> op = o0; sp = s0; bit<16> slp = meta.resub.slot0;
                         bit<8> policy = meta.d.pool_policy;
                         if (policy == POLICY_P2C) {
-                            if (o1 < o0) { cp = c1; op = o1; sp = s1; slp = meta.resub.slot1; }
+                            if (o1 < o0) { op = o1; sp = s1; slp = meta.resub.slot1; }
                         } else if (policy == POLICY_P2C_WORK) {
-                            if (w1 < w0 || (w1 == w0 && o1 < o0)) { cp = c1; op = o1; sp = s1; slp = meta.resub.slot1; }
+                            if (w1 < w0 || (w1 == w0 && o1 < o0)) { op = o1; sp = s1; slp = meta.resub.slot1; }
                         } else if (policy == POLICY_JBSQ || policy == POLICY_JIQ) {
-                            if (o1 < op) { cp = c1; op = o1; sp = s1; slp = meta.resub.slot1; }
-                            if (o2 < op) { cp = c2; op = o2; sp = s2; slp = meta.resub.slot2; }
-                            if (o3 < op) { cp = c3; op = o3; sp = s3; slp = meta.resub.slot3; }
+                            if (o1 < op) { op = o1; sp = s1; slp = meta.resub.slot1; }
+                            if (o2 < op) { op = o2; sp = s2; slp = meta.slot2; }
+                            if (o3 < op) { op = o3; sp = s3; slp = meta.slot3; }
                         }
 
                         bool nack = false;
@@ -545,9 +561,8 @@ control P4ctlIngress(inout tna_headers_t hdr,
                             ig_dprsr_md.drop_ctl = 0;
                             meta.ev_on = 1; meta.ev = EVENT_NACK;
                         } else if (!hold) {
-                            /* bind cp in a recirculated pass */
+                            /* bind c_p in a recirculated pass */
                             bind_next = true;
-                            hdr.h.p4ctl.server_id = cp;
                             meta.rb_cand_hi = meta.resub.cand_hi;
                             meta.rb_slot = slp;
                             meta.rb_bound = limit;
@@ -592,12 +607,13 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 } else if (!meta.d.endpoint_found || hdr.h.ipv4.src_addr != meta.d.ep_addr) {
                     meta.ev_on = 1; meta.ev = EVENT_REPLY_REJECTED;
                 } else {
-                    slot_index_t idx = hdr.h.p4ctl.server_id[9:2];
-                    if (hdr.h.p4ctl.server_id[1:0] == 0) {
+                    reply_slot();
+                    slot_index_t idx = meta.ridx;
+                    if (meta.rslot == 0) {
                         release_outstanding_0.execute(idx); release_work_0.execute(idx); touch_last_0.execute(idx);
-                    } else if (hdr.h.p4ctl.server_id[1:0] == 1) {
+                    } else if (meta.rslot == 1) {
                         release_outstanding_1.execute(idx); release_work_1.execute(idx); touch_last_1.execute(idx);
-                    } else if (hdr.h.p4ctl.server_id[1:0] == 2) {
+                    } else if (meta.rslot == 2) {
                         release_outstanding_2.execute(idx); release_work_2.execute(idx); touch_last_2.execute(idx);
                     } else {
                         release_outstanding_3.execute(idx); release_work_3.execute(idx); touch_last_3.execute(idx);

@@ -25,9 +25,12 @@
 #define RECIRC_PORT 68
 /* resubmit_type of the decide pass. */
 #define RESUBMIT_DECIDE 1
-/* Per-slot register arrays: MAX_SERVERS / CANDIDATES cells each. */
-#define SLOT_SIZE 256
-typedef bit<8> slot_index_t;   /* server id >> 2 */
+/* Per-slot register arrays: slot j keeps server s (s mod 4 = j) at index
+ * s & ~3, the id of its aligned group's first server: whole 16-bit fields
+ * index the arrays (bf-p4c cannot allocate the id fields sliced at [9:2]),
+ * at the price of MAX_SERVERS cells per array, 3/4 of them unused. */
+#define SLOT_SIZE MAX_SERVERS
+typedef bit<16> slot_index_t;   /* server id & ~3 */
 
 /* Ingress -> egress and, for holds and binds, egress -> (recirculation)
  * -> ingress. */
@@ -41,7 +44,7 @@ header p4ctl_bridge_h {
     port_t      client_port; /* the port the request first arrived on   */
     bit<16>     bound;       /* bind: the bound to check atomically     */
     server_id_t cand_hi;     /* bind: the chosen server & ~3            */
-    bit<8>      slot;        /* bind: the chosen server mod 4           */
+    bit<16>     slot;        /* bind: the chosen server mod 4           */
 }
 
 /* The decide pass's resubmit data (64 bits on Tofino 1): what the select
@@ -50,10 +53,9 @@ header p4ctl_resub_h {
     region_id_t  region;     /* region chosen by the select pass        */
     bit<8>       flags;      /* p4ctl flags after the select pass       */
     server_id_t  cand_hi;    /* c_j & ~3: the aligned group's first id  */
-    bit<8>       slot0;      /* c_j mod 4, j = 0..3 (a byte each: one   */
-    bit<8>       slot1;      /* ALU write per container)                */
-    bit<8>       slot2;
-    bit<8>       slot3;
+    bit<16>      slot0;      /* c_0 mod 4 and c_1 mod 4 (16 bits: ALU   */
+    bit<16>      slot1;      /* operands share the container size); c_2 */
+                             /* and c_3 are these xor (size_mask & 2)   */
 }
 
 struct tna_headers_t {
@@ -70,7 +72,7 @@ struct tna_ingress_metadata_t {
     bit<8>           rb_forced;
     bit<16>          rb_bound;
     server_id_t      rb_cand_hi;
-    bit<8>           rb_slot;
+    bit<16>          rb_slot;
     region_set_t     region_bit;   /* 1 << region, from region_bit           */
     bit<32>          now;          /* global_tstamp >> 10 (~µs)              */
     /* select pass: candidate group steps (one ALU operation each, on
@@ -78,21 +80,22 @@ struct tna_ingress_metadata_t {
      * ALU operation, and shifts would move the PHV container's padding) */
     bit<16>          h;            /* candidate hash, low 16 bits            */
     bit<16>          hm;           /* h & size_mask                          */
+    bit<16>          hmh;          /* h & size_mask & ~3                     */
     bit<16>          m3;           /* size_mask & 3                          */
     bit<16>          b3;           /* base & 3                               */
-    bit<16>          hs1;          /* h + j                                  */
-    bit<16>          hs2;
-    bit<16>          hs3;
-    bit<16>          hmh;          /* h & size_mask & ~3                     */
+    bit<16>          hs1;          /* h + 1                                  */
     bit<16>          ms0;          /* (h + j) & size_mask & 3                */
     bit<16>          ms1;
-    bit<16>          ms2;
-    bit<16>          ms3;
-    /* decide pass: candidate ids c_j = cand_hi | slot_j */
-    bit<16>          c0;
-    bit<16>          c1;
-    bit<16>          c2;
-    bit<16>          c3;
+    server_id_t      cand_hi;      /* base + hmh (then copied to resub)      */
+    bit<16>          sl0;          /* (base & 3) | ms_j (then copied)        */
+    bit<16>          sl1;
+    /* decide pass: slots of candidates 2 and 3 */
+    bit<16>          x2;           /* size_mask & 2                          */
+    bit<16>          slot2;        /* slot0 ^ x2                             */
+    bit<16>          slot3;        /* slot1 ^ x2                             */
+    /* reply pass: the server's register index and slot */
+    bit<16>          ridx;         /* server & ~3                            */
+    bit<16>          rslot;        /* server & 3                             */
     /* one count per counter per pass, at the end of ingress */
     bit<1>           ev_on;
     bit<4>           ev;           /* dispatch_events index                  */
