@@ -1,7 +1,7 @@
 /*
- * p4ctl — TNA egress. Keeps the bridge header only on held requests (which
- * ingress sent to RECIRC_PORT), so the next ingress pass knows the client's
- * port; strips it from everything else. No tables, registers or counters.
+ * p4ctl — TNA egress. Keeps the bridge header only on held requests and binds
+ * (which ingress sent to RECIRC_PORT), so the next ingress pass knows the
+ * client's port and the server to bind; strips it from everything else. No tables, registers or counters.
  */
 #ifndef P4CTL_TNA_EGRESS_P4
 #define P4CTL_TNA_EGRESS_P4
@@ -13,7 +13,7 @@ control P4ctlEgress(inout tna_egress_headers_t hdr,
                     inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                     inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     apply {
-        if (hdr.bridge.hold == 0) {
+        if (hdr.bridge.hold == 0 && hdr.bridge.bind == 0) {
             hdr.bridge.setInvalid();
         }
     }

@@ -21,9 +21,12 @@
 #define P4CTL_TNA_INGRESS_P4
 
 /* A 4-way mux: dst = (a0, a1, a2, a3)[k]. */
-#define P4CTL_MUX(dst, k, a0, a1, a2, a3) \
-    if ((k) == 0) { dst = a0; } else if ((k) == 1) { dst = a1; } \
-    else if ((k) == 2) { dst = a2; } else { dst = a3; }
+/* Candidate j's outstanding, work and last-seen: (o, w, l) = slot k's. */
+#define P4CTL_MUX3(o, w, l, k) \
+    if ((k) == 0) { o = v0; w = x0; l = y0; } \
+    else if ((k) == 1) { o = v1; w = x1; l = y1; } \
+    else if ((k) == 2) { o = v2; w = x2; l = y2; } \
+    else { o = v3; w = x3; l = y3; }
 
 /* Per-slot server state: slot J holds the servers with id mod 4 == J at
  * index id >> 2, and the RegisterActions that read, bind and release them.
@@ -36,8 +39,8 @@
         void apply(inout bit<16> value, out bit<16> rv) { rv = value; } }; \
     RegisterAction<bit<16>, slot_index_t, bit<1>>(server_outstanding_##J) bind_outstanding_##J = { \
         void apply(inout bit<16> value, out bit<1> ok) { \
-            if (meta.bind.stale == 1) { value = 1; ok = 1; } \
-            else if (value < meta.d.pool_bound) { value = value + 1; ok = 1; } \
+            if (meta.rb_stale == 1) { value = 1; ok = 1; } \
+            else if (value < meta.rb_bound) { value = value + 1; ok = 1; } \
             else { ok = 0; } } }; \
     RegisterAction<bit<16>, slot_index_t, bit<16>>(server_outstanding_##J) release_outstanding_##J = { \
         void apply(inout bit<16> value) { if (value != 0) { value = value - 1; } } }; \
@@ -45,7 +48,7 @@
         void apply(inout bit<32> value, out bit<32> rv) { rv = value; } }; \
     RegisterAction<bit<32>, slot_index_t, bit<32>>(server_work_us_##J) bind_work_##J = { \
         void apply(inout bit<32> value) { \
-            if (meta.bind.stale == 1) { value = meta.d.cost_us; } \
+            if (meta.rb_stale == 1) { value = meta.d.cost_us; } \
             else { value = value + meta.d.cost_us; } } }; \
     RegisterAction<bit<32>, slot_index_t, bit<32>>(server_work_us_##J) release_work_##J = { \
         void apply(inout bit<32> value) { \
@@ -69,10 +72,10 @@ control P4ctlIngress(inout tna_headers_t hdr,
     P4CTL_SLOT(3)
 
     /* region_outstanding: local binds not yet released, per region. */
-    Register<bit<32>, bit<5>>(MAX_REGIONS, 0) region_outstanding;
-    RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) region_acquire = {
+    Register<bit<32>, region_id_t>(MAX_REGIONS, 0) region_outstanding;
+    RegisterAction<bit<32>, region_id_t, bit<32>>(region_outstanding) region_acquire = {
         void apply(inout bit<32> value, out bit<32> rv) { value = value + 1; rv = value; } };
-    RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) region_release = {
+    RegisterAction<bit<32>, region_id_t, bit<32>>(region_outstanding) region_release = {
         void apply(inout bit<32> value, out bit<32> rv) {
             if (value != 0) { value = value - 1; }
             rv = value; } };
@@ -87,9 +90,9 @@ control P4ctlIngress(inout tna_headers_t hdr,
         void apply(inout bit<32> value) { value = value & ~meta.region_bit; } };
 
     /* ---------------- counters (data plane) ---------------- */
-    Counter<bit<32>, bit<5>>(MAX_REGIONS, CounterType_t.PACKETS_AND_BYTES) region_routed;
-    Counter<bit<32>, bit<5>>(MAX_REGIONS, CounterType_t.PACKETS_AND_BYTES) region_fallback;
-    Counter<bit<32>, bit<10>>(MAX_SERVERS, CounterType_t.PACKETS_AND_BYTES) server_bound;
+    Counter<bit<32>, region_id_t>(MAX_REGIONS, CounterType_t.PACKETS_AND_BYTES) region_routed;
+    Counter<bit<32>, region_id_t>(MAX_REGIONS, CounterType_t.PACKETS_AND_BYTES) region_fallback;
+    Counter<bit<32>, server_id_t>(MAX_SERVERS, CounterType_t.PACKETS_AND_BYTES) server_bound;
     /* v1model's dispatch_events[e] = the sum of these four at index e. */
     Counter<bit<32>, bit<4>>(NUM_EVENTS, CounterType_t.PACKETS_AND_BYTES) dispatch_events;          /* the pass's outcome */
     Counter<bit<32>, bit<4>>(NUM_EVENTS, CounterType_t.PACKETS_AND_BYTES) dispatch_events_spill;    /* spilled */
@@ -147,6 +150,81 @@ control P4ctlIngress(inout tna_headers_t hdr,
     }
     action forward(port_t port) { ig_tm_md.ucast_egress_port = port; ig_dprsr_md.drop_ctl = 0; }
     action drop() { ig_dprsr_md.drop_ctl = 1; }
+
+    /* Select pass: the candidates' group in single-operation steps, each
+     * its own action so that bf-p4c places them in successive stages
+     * (one ALU operation per destination per action). */
+    @hidden action cand_hash() {
+        bit<32> hv = candidate_hash.get({ hdr.h.ipv4.src_addr, hdr.h.udp.src_port,
+                                          hdr.h.p4ctl.request_id, hdr.h.p4ctl.hold_count });
+        meta.h = hv[15:0];
+    }
+    @hidden action cand_step1() {
+        meta.hm = meta.h & meta.d.pool_size_mask;
+        meta.m3 = meta.d.pool_size_mask & 3;
+        meta.b3 = meta.d.pool_base & 3;
+        meta.hs1 = meta.h + 1;
+    }
+    @hidden action cand_step2() {
+        meta.hmh = meta.hm & 0xFFFC;
+        meta.ms0 = meta.h & meta.m3;
+        meta.ms1 = meta.hs1 & meta.m3;
+    }
+    @hidden action cand_step3() {
+        meta.cand_hi = meta.d.pool_base + meta.hmh;
+        meta.sl0 = meta.b3 | meta.ms0;
+        meta.sl1 = meta.b3 | meta.ms1;
+    }
+    /* header fields share containers: written by moves only */
+    @hidden action cand_resub() {
+        meta.resub.setValid();
+        meta.resub.cand_hi = meta.cand_hi;
+        meta.resub.slot0 = meta.sl0;
+        meta.resub.slot1 = meta.sl1;
+        meta.resub.region = meta.d.region;
+        meta.resub.flags = hdr.h.p4ctl.flags;
+    }
+
+    /* Decide pass: slots of candidates 2 and 3 ((h + 2) & 3 = (h & 3) ^ 2;
+     * pools of one or two servers repeat candidates 0 and 1). */
+    @hidden action cand_x2() { meta.x2 = meta.d.pool_size_mask & 2; }
+    @hidden action cand_slots23() {
+        meta.slot2 = meta.resub.slot0 ^ meta.x2;
+        meta.slot3 = meta.resub.slot1 ^ meta.x2;
+    }
+
+    /* Bind pass: the chosen server's id, c_p = cand_hi | slot_p. */
+    @hidden action bind_server_id() {
+        meta.d.server = meta.rb_cand_hi | meta.rb_slot;
+    }
+    @hidden action bind_server_hdr() {
+        hdr.h.p4ctl.server_id = meta.d.server;
+    }
+
+    /* Reply pass: the server's register index and slot. */
+    @hidden action reply_slot() {
+        meta.ridx = meta.d.server & 0xFFFC;
+        meta.rslot = meta.d.server & 3;
+    }
+
+    /* The bridge header, field by field (see the end of apply). */
+    @hidden action bridge_init() {
+        hdr.bridge.setValid();
+        hdr.bridge.hold = 0;
+        hdr.bridge.bind = 0;
+        hdr.bridge.stale = 0;
+        hdr.bridge.forced = 0;
+        hdr.bridge.pad = 0;
+    }
+    @hidden action bridge_hold() { hdr.bridge.hold = 1; }
+    @hidden action bridge_bind() { hdr.bridge.bind = 1; }
+    @hidden action bridge_stale() { hdr.bridge.stale = 1; }
+    @hidden action bridge_forced() { hdr.bridge.forced = 1; }
+    @hidden action bridge_port() { hdr.bridge.client_port = meta.client_port; }
+    @hidden action bridge_bound() { hdr.bridge.bound = meta.rb_bound; }
+    @hidden action bridge_cand_hi() { hdr.bridge.cand_hi = meta.rb_cand_hi; }
+    @hidden action bridge_slot() { hdr.bridge.slot = meta.rb_slot; }
+
 
     action set_region_bit(region_set_t bit_r) { meta.region_bit = bit_r; }
 
@@ -249,13 +327,22 @@ control P4ctlIngress(inout tna_headers_t hdr,
     apply {
         ig_dprsr_md.drop_ctl = 1;              /* dropped unless a step forwards */
         /* µs ~ ns >> 10 (1.024 µs units): Tofino cannot divide by 1000. */
-        meta.now = (bit<32>)(ig_prsr_md.global_tstamp >> 10);
-        bool bind_pass = meta.bind.isValid();
+        meta.now = ig_prsr_md.global_tstamp[41:10];
+        /* the port the request first arrived on (a held or bound request
+         * comes back from RECIRC_PORT with it in the bridge header) */
+        if (hdr.bridge.isValid()) {
+            meta.client_port = hdr.bridge.client_port;
+        } else {
+            meta.client_port = ig_intr_md.ingress_port;
+        }
         bool apply_l3 = false;
         bool hold = false;
+        bool bind_next = false;
+        bit<8> sp = 0;
+        bit<8> forced = 0;
 
         if (ig_prsr_md.parser_err != PARSER_ERROR_OK) {
-            dispatch_events.count(EVENT_MALFORMED);
+            meta.ev_on = 1; meta.ev = EVENT_MALFORMED;
         } else if (!hdr.h.ipv4.isValid()) {
             l2_forward.apply();
         } else if (!hdr.h.p4ctl.isValid()) {
@@ -264,7 +351,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                    || hdr.h.p4ctl.version != P4CTL_VERSION
                    || hdr.h.p4ctl.msg_type < MSG_REQUEST
                    || hdr.h.p4ctl.msg_type > MSG_NACK) {
-            dispatch_events.count(EVENT_MALFORMED);
+            meta.ev_on = 1; meta.ev = EVENT_MALFORMED;
         } else if (hdr.h.p4ctl.msg_type == MSG_NACK) {
             apply_l3 = true;
         } else {
@@ -281,7 +368,15 @@ control P4ctlIngress(inout tna_headers_t hdr,
             if (is_request) {
                 client_site.apply();
                 hdr.h.p4ctl.site_id = meta.d.site;
-                if (!bind_pass) {
+                if (meta.resub.isValid()) {
+                    /* decide pass: the resubmitted packet is the original */
+                    meta.d.region = meta.resub.region;
+                    hdr.h.p4ctl.flags = meta.resub.flags;
+                } else if (meta.rb_bind == 1) {
+                    /* bind pass: the decide pass wrote region and flags */
+                    meta.d.region = hdr.h.p4ctl.region_id;
+                } else {
+                    /* select pass: region selection */
                     sla_feasibility.apply();
                     active_epoch.apply();
                     bit<32> full = region_full_read.execute(0);
@@ -297,12 +392,8 @@ control P4ctlIngress(inout tna_headers_t hdr,
                         meta.d.region = meta.d.nearest;
                         hdr.h.p4ctl.flags = hdr.h.p4ctl.flags | FLAG_FALLBACK;
                         dispatch_events_fallback.count(EVENT_FALLBACK);
-                        region_fallback.count(meta.d.nearest[4:0]);
+                        region_fallback.count(meta.d.nearest);
                     }
-                } else {
-                    /* the resubmitted packet is the original: restore pass 1 */
-                    meta.d.region = meta.bind.region;
-                    hdr.h.p4ctl.flags = meta.bind.flags;
                 }
                 hdr.h.p4ctl.region_id = meta.d.region;
             } else {
@@ -322,9 +413,9 @@ control P4ctlIngress(inout tna_headers_t hdr,
                     hdr.h.p4ctl.server_id = NO_SERVER;
                     hdr.h.udp.checksum = 0;
                     meta.d.ipv4_rewritten = true;
-                    region_routed.count(meta.d.region[4:0]);
+                    meta.routed = 1;
                 } else if (meta.d.next_hop != NEXT_HOP_LOCAL) {
-                    dispatch_events.count(EVENT_UNREACHABLE);
+                    meta.ev_on = 1; meta.ev = EVENT_UNREACHABLE;
                 } else {
                     server_pool.apply();
                     bit<16> limit = meta.d.pool_bound;
@@ -332,51 +423,90 @@ control P4ctlIngress(inout tna_headers_t hdr,
                         limit = 1;
                     }
                     if (!meta.d.pool_found) {
-                        dispatch_events.count(EVENT_UNREACHABLE);
-                    } else if (!bind_pass) {
-                        /* ---- dispatch pass: read the aligned group, decide ---- */
-                        bit<32> hv = candidate_hash.get({ hdr.h.ipv4.src_addr, hdr.h.udp.src_port,
-                                                          hdr.h.p4ctl.request_id, hdr.h.p4ctl.hold_count });
-                        bit<16> h = hv[15:0];
-                        bit<16> g = h & CANDIDATE_GROUP_MASK;
-                        server_id_t c0 = meta.d.pool_base + ((g | (h & 3)) & meta.d.pool_size_mask);
-                        server_id_t c1 = meta.d.pool_base + ((g | ((h + 1) & 3)) & meta.d.pool_size_mask);
-                        server_id_t c2 = meta.d.pool_base + ((g | ((h + 2) & 3)) & meta.d.pool_size_mask);
-                        server_id_t c3 = meta.d.pool_base + ((g | ((h + 3) & 3)) & meta.d.pool_size_mask);
-                        /* All four lie in c0's aligned group of four (pools are
-                         * power-of-two sized, base aligned to min(size, 4)). */
-                        slot_index_t grp = c0[9:2];
-                        bit<16> v0 = read_outstanding_0.execute(grp);
-                        bit<16> v1 = read_outstanding_1.execute(grp);
-                        bit<16> v2 = read_outstanding_2.execute(grp);
-                        bit<16> v3 = read_outstanding_3.execute(grp);
-                        bit<32> x0 = read_work_0.execute(grp);
-                        bit<32> x1 = read_work_1.execute(grp);
-                        bit<32> x2 = read_work_2.execute(grp);
-                        bit<32> x3 = read_work_3.execute(grp);
-                        bit<32> y0 = read_last_0.execute(grp);
-                        bit<32> y1 = read_last_1.execute(grp);
-                        bit<32> y2 = read_last_2.execute(grp);
-                        bit<32> y3 = read_last_3.execute(grp);
+                        meta.ev_on = 1; meta.ev = EVENT_UNREACHABLE;
+                    } else if (meta.rb_bind == 1) {
+                        /* ---- bind pass: one atomic check-and-increment ---- */
+                        bind_server_id();
+                        bind_server_hdr();
+                        bit<1> ok;
+                        if (meta.rb_slot == 0) {
+                            ok = bind_outstanding_0.execute(meta.rb_cand_hi);
+                        } else if (meta.rb_slot == 1) {
+                            ok = bind_outstanding_1.execute(meta.rb_cand_hi);
+                        } else if (meta.rb_slot == 2) {
+                            ok = bind_outstanding_2.execute(meta.rb_cand_hi);
+                        } else {
+                            ok = bind_outstanding_3.execute(meta.rb_cand_hi);
+                        }
+                        if (ok == 0) {
+                            /* filled up since the decide pass: hold again */
+                            hold = true;
+                        } else {
+                            if (meta.rb_slot == 0) {
+                                bind_work_0.execute(meta.rb_cand_hi);
+                                touch_last_0.execute(meta.rb_cand_hi);
+                            } else if (meta.rb_slot == 1) {
+                                bind_work_1.execute(meta.rb_cand_hi);
+                                touch_last_1.execute(meta.rb_cand_hi);
+                            } else if (meta.rb_slot == 2) {
+                                bind_work_2.execute(meta.rb_cand_hi);
+                                touch_last_2.execute(meta.rb_cand_hi);
+                            } else {
+                                bind_work_3.execute(meta.rb_cand_hi);
+                                touch_last_3.execute(meta.rb_cand_hi);
+                            }
+                            if (meta.rb_stale == 1) {
+                                meta.cause_on = 1; meta.cause = EVENT_STALE_RESET;
+                            }
+                            bit<32> ro = region_acquire.execute(meta.d.region);
+                            if (meta.d.capacity != 0 && ro >= meta.d.capacity) {
+                                region_full_set.execute(0);
+                            }
+                            server_bound.count(meta.d.server);
+                            meta.routed = 1;
+                            lookup_endpoint = true;
+                        }
+                    } else if (!meta.resub.isValid()) {
+                        /* ---- select pass: the candidates' group, then resubmit ----
+                         * c_j = base + ((g | ((h + j) & 3)) & size_mask); with the
+                         * pool layout (power-of-two size, base aligned to
+                         * min(size, 4)) c_j & ~3 = base + (h & size_mask & ~3)
+                         * and c_j mod 4 = (base & 3) | ((h + j) & size_mask & 3);
+                         * the decide pass derives c_2, c_3 from c_0, c_1. */
+                        cand_hash();
+                        cand_step1();
+                        cand_step2();
+                        cand_step3();
+                        cand_resub();
+                        ig_dprsr_md.resubmit_type = RESUBMIT_DECIDE;
+                        ig_dprsr_md.drop_ctl = 0;
+                    } else {
+                        /* ---- decide pass: read the aligned group, decide ---- */
+                        cand_x2();
+                        cand_slots23();
+                        bit<16> v0 = read_outstanding_0.execute(meta.resub.cand_hi);
+                        bit<16> v1 = read_outstanding_1.execute(meta.resub.cand_hi);
+                        bit<16> v2 = read_outstanding_2.execute(meta.resub.cand_hi);
+                        bit<16> v3 = read_outstanding_3.execute(meta.resub.cand_hi);
+                        bit<32> x0 = read_work_0.execute(meta.resub.cand_hi);
+                        bit<32> x1 = read_work_1.execute(meta.resub.cand_hi);
+                        bit<32> x2 = read_work_2.execute(meta.resub.cand_hi);
+                        bit<32> x3 = read_work_3.execute(meta.resub.cand_hi);
+                        bit<32> y0 = read_last_0.execute(meta.resub.cand_hi);
+                        bit<32> y1 = read_last_1.execute(meta.resub.cand_hi);
+                        bit<32> y2 = read_last_2.execute(meta.resub.cand_hi);
+                        bit<32> y3 = read_last_3.execute(meta.resub.cand_hi);
                         /* candidate j's cells are slot (c_j mod 4) of the group */
                         bit<16> o0; bit<16> o1; bit<16> o2; bit<16> o3;
                         bit<32> w0; bit<32> w1; bit<32> w2; bit<32> w3;
                         bit<32> l0; bit<32> l1; bit<32> l2; bit<32> l3;
-                        P4CTL_MUX(o0, c0[1:0], v0, v1, v2, v3)
-                        P4CTL_MUX(o1, c1[1:0], v0, v1, v2, v3)
-                        P4CTL_MUX(o2, c2[1:0], v0, v1, v2, v3)
-                        P4CTL_MUX(o3, c3[1:0], v0, v1, v2, v3)
-                        P4CTL_MUX(w0, c0[1:0], x0, x1, x2, x3)
-                        P4CTL_MUX(w1, c1[1:0], x0, x1, x2, x3)
-                        P4CTL_MUX(w2, c2[1:0], x0, x1, x2, x3)
-                        P4CTL_MUX(w3, c3[1:0], x0, x1, x2, x3)
-                        P4CTL_MUX(l0, c0[1:0], y0, y1, y2, y3)
-                        P4CTL_MUX(l1, c1[1:0], y0, y1, y2, y3)
-                        P4CTL_MUX(l2, c2[1:0], y0, y1, y2, y3)
-                        P4CTL_MUX(l3, c3[1:0], y0, y1, y2, y3)
+                        P4CTL_MUX3(o0, w0, l0, meta.resub.slot0)
+                        P4CTL_MUX3(o1, w1, l1, meta.resub.slot1)
+                        P4CTL_MUX3(o2, w2, l2, meta.slot2)
+                        P4CTL_MUX3(o3, w3, l3, meta.slot3)
 
                         bit<32> ttl = meta.d.pool_credit_ttl_us;
-                        bit<1> s0 = 0; bit<1> s1 = 0; bit<1> s2 = 0; bit<1> s3 = 0;
+                        bit<8> s0 = 0; bit<8> s1 = 0; bit<8> s2 = 0; bit<8> s3 = 0;
                         if (ttl != 0) {
                             if (o0 != 0 && meta.now - l0 > ttl) { s0 = 1; o0 = 0; w0 = 0; }
                             if (o1 != 0 && meta.now - l1 > ttl) { s1 = 1; o1 = 0; w1 = 0; }
@@ -384,26 +514,25 @@ control P4ctlIngress(inout tna_headers_t hdr,
                             if (o3 != 0 && meta.now - l3 > ttl) { s3 = 1; o3 = 0; w3 = 0; }
                         }
 
-                        server_id_t cp = c0; bit<16> op = o0; bit<1> sp = s0;
+                        bit<16> op = o0; sp = s0; bit<16> slp = meta.resub.slot0;
                         bit<8> policy = meta.d.pool_policy;
                         if (policy == POLICY_P2C) {
-                            if (o1 < o0) { cp = c1; op = o1; sp = s1; }
+                            if (o1 < o0) { op = o1; sp = s1; slp = meta.resub.slot1; }
                         } else if (policy == POLICY_P2C_WORK) {
-                            if (w1 < w0 || (w1 == w0 && o1 < o0)) { cp = c1; op = o1; sp = s1; }
+                            if (w1 < w0 || (w1 == w0 && o1 < o0)) { op = o1; sp = s1; slp = meta.resub.slot1; }
                         } else if (policy == POLICY_JBSQ || policy == POLICY_JIQ) {
-                            if (o1 < op) { cp = c1; op = o1; sp = s1; }
-                            if (o2 < op) { cp = c2; op = o2; sp = s2; }
-                            if (o3 < op) { cp = c3; op = o3; sp = s3; }
+                            if (o1 < op) { op = o1; sp = s1; slp = meta.resub.slot1; }
+                            if (o2 < op) { op = o2; sp = s2; slp = meta.slot2; }
+                            if (o3 < op) { op = o3; sp = s3; slp = meta.slot3; }
                         }
 
-                        bit<1> forced = 0;
                         bool nack = false;
                         if (meta.d.is_long == 1 && meta.d.pool_long_reserve != 0 && limit != 0
                             && hdr.h.p4ctl.hold_count < meta.d.pool_long_max_holds
                             && op + meta.d.pool_long_reserve >= limit) {
                             hold = true;
                             hdr.h.p4ctl.flags = hdr.h.p4ctl.flags | FLAG_LONG_DEFERRED;
-                            dispatch_events_cause.count(EVENT_LONG_DEFERRED);
+                            meta.cause_on = 1; meta.cause = EVENT_LONG_DEFERRED;
                         } else if (limit != 0 && op >= limit) {
                             if (hdr.h.p4ctl.hold_count < meta.d.pool_max_holds) {
                                 hold = true;
@@ -430,74 +559,28 @@ control P4ctlIngress(inout tna_headers_t hdr,
                             meta.d.ipv4_rewritten = true;
                             ig_tm_md.ucast_egress_port = meta.client_port;
                             ig_dprsr_md.drop_ctl = 0;
-                            dispatch_events.count(EVENT_NACK);
+                            meta.ev_on = 1; meta.ev = EVENT_NACK;
                         } else if (!hold) {
-                            /* bind cp in a resubmitted pass */
-                            meta.bind.setValid();
-                            meta.bind.server = cp;
-                            meta.bind.region = meta.d.region;
-                            meta.bind.flags = hdr.h.p4ctl.flags;
-                            meta.bind.stale = sp;
-                            meta.bind.forced = forced;
-                            meta.bind.pad = 0;
-                            meta.bind.pad2 = 0;
-                            ig_dprsr_md.resubmit_type = RESUBMIT_BIND;
+                            /* bind c_p in a recirculated pass */
+                            bind_next = true;
+                            meta.rb_cand_hi = meta.resub.cand_hi;
+                            meta.rb_slot = slp;
+                            meta.rb_bound = limit;
+                            if (forced == 1 || limit == 0) {
+                                meta.rb_bound = 0xFFFF;
+                            }
+                            ig_tm_md.ucast_egress_port = RECIRC_PORT;
                             ig_dprsr_md.drop_ctl = 0;
                             if (forced == 1) {
-                                dispatch_events.count(EVENT_FORCED);
+                                meta.ev_on = 1; meta.ev = EVENT_FORCED;
                             }
-                        }
-                    } else {
-                        /* ---- bind pass: one atomic check-and-increment ---- */
-                        if (meta.bind.forced == 1 || limit == 0) {
-                            meta.d.pool_bound = 0xFFFF;      /* the RegisterActions' bound */
-                        } else {
-                            meta.d.pool_bound = limit;
-                        }
-                        server_id_t s = meta.bind.server;
-                        slot_index_t idx = s[9:2];
-                        bit<1> ok;
-                        if (s[1:0] == 0) {
-                            ok = bind_outstanding_0.execute(idx);
-                        } else if (s[1:0] == 1) {
-                            ok = bind_outstanding_1.execute(idx);
-                        } else if (s[1:0] == 2) {
-                            ok = bind_outstanding_2.execute(idx);
-                        } else {
-                            ok = bind_outstanding_3.execute(idx);
-                        }
-                        if (ok == 0) {
-                            /* filled up since the dispatch pass: hold again */
-                            hold = true;
-                        } else {
-                            if (s[1:0] == 0) {
-                                bind_work_0.execute(idx); touch_last_0.execute(idx);
-                            } else if (s[1:0] == 1) {
-                                bind_work_1.execute(idx); touch_last_1.execute(idx);
-                            } else if (s[1:0] == 2) {
-                                bind_work_2.execute(idx); touch_last_2.execute(idx);
-                            } else {
-                                bind_work_3.execute(idx); touch_last_3.execute(idx);
-                            }
-                            if (meta.bind.stale == 1) {
-                                dispatch_events_cause.count(EVENT_STALE_RESET);
-                            }
-                            bit<32> ro = region_acquire.execute(meta.d.region[4:0]);
-                            if (meta.d.capacity != 0 && ro >= meta.d.capacity) {
-                                region_full_set.execute(0);
-                            }
-                            server_bound.count(s[9:0]);
-                            region_routed.count(meta.d.region[4:0]);
-                            hdr.h.p4ctl.server_id = s;
-                            meta.d.server = s;
-                            lookup_endpoint = true;
                         }
                     }
 
                     if (hold) {
                         hdr.h.p4ctl.hold_count = hdr.h.p4ctl.hold_count + 1;
                         hdr.h.p4ctl.flags = hdr.h.p4ctl.flags | FLAG_HELD;
-                        dispatch_events.count(EVENT_HOLD);
+                        meta.ev_on = 1; meta.ev = EVENT_HOLD;
                         ig_tm_md.ucast_egress_port = RECIRC_PORT;
                         ig_dprsr_md.drop_ctl = 0;
                     }
@@ -512,7 +595,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 server_endpoint.apply();
                 if (is_request) {
                     if (!meta.d.endpoint_found) {
-                        dispatch_events.count(EVENT_UNREACHABLE);
+                        meta.ev_on = 1; meta.ev = EVENT_UNREACHABLE;
                     } else {
                         hdr.h.ethernet.dst_addr = meta.d.ep_dmac;
                         hdr.h.ipv4.dst_addr = meta.d.ep_addr;
@@ -522,24 +605,24 @@ control P4ctlIngress(inout tna_headers_t hdr,
                         meta.d.ipv4_rewritten = true;
                     }
                 } else if (!meta.d.endpoint_found || hdr.h.ipv4.src_addr != meta.d.ep_addr) {
-                    dispatch_events.count(EVENT_REPLY_REJECTED);
+                    meta.ev_on = 1; meta.ev = EVENT_REPLY_REJECTED;
                 } else {
-                    server_id_t s = meta.d.server;
-                    slot_index_t idx = s[9:2];
-                    if (s[1:0] == 0) {
+                    reply_slot();
+                    slot_index_t idx = meta.ridx;
+                    if (meta.rslot == 0) {
                         release_outstanding_0.execute(idx); release_work_0.execute(idx); touch_last_0.execute(idx);
-                    } else if (s[1:0] == 1) {
+                    } else if (meta.rslot == 1) {
                         release_outstanding_1.execute(idx); release_work_1.execute(idx); touch_last_1.execute(idx);
-                    } else if (s[1:0] == 2) {
+                    } else if (meta.rslot == 2) {
                         release_outstanding_2.execute(idx); release_work_2.execute(idx); touch_last_2.execute(idx);
                     } else {
                         release_outstanding_3.execute(idx); release_work_3.execute(idx); touch_last_3.execute(idx);
                     }
-                    bit<32> ro = region_release.execute(meta.d.region[4:0]);
+                    bit<32> ro = region_release.execute(meta.d.region);
                     if (meta.d.capacity == 0 || ro < meta.d.capacity) {
                         region_full_clear.execute(0);
                     }
-                    dispatch_events.count(EVENT_REPLY_RELEASED);
+                    meta.ev_on = 1; meta.ev = EVENT_REPLY_RELEASED;
                     apply_l3 = true;
                 }
             }
@@ -549,15 +632,37 @@ control P4ctlIngress(inout tna_headers_t hdr,
             l3_forward.apply();
         }
 
-        /* to egress: keep the client's port on held requests */
-        hdr.bridge.setValid();
-        /* bf-p4c: no conditional expressions inside an action */
-        hdr.bridge.hold = 0;
-        if (hold) {
-            hdr.bridge.hold = 1;
+        /* one access per counter per pass */
+        if (meta.ev_on == 1) {
+            dispatch_events.count(meta.ev);
         }
-        hdr.bridge.pad = 0;
-        hdr.bridge.client_port = meta.client_port;
+        if (meta.cause_on == 1) {
+            dispatch_events_cause.count(meta.cause);
+        }
+        if (meta.routed == 1) {
+            region_routed.count(meta.d.region);
+        }
+
+        /* to egress (and back, for holds and binds). The bridge fields
+         * share PHV containers: each is written by its own action with one
+         * source (bf-p4c: one PHV source per container per action). */
+        bridge_init();
+        if (hold) {
+            bridge_hold();
+        }
+        if (bind_next) {
+            bridge_bind();
+        }
+        if (sp == 1) {
+            bridge_stale();
+        }
+        if (forced == 1) {
+            bridge_forced();
+        }
+        bridge_port();
+        bridge_bound();
+        bridge_cand_hi();
+        bridge_slot();
     }
 }
 

@@ -1,6 +1,6 @@
 /*
  * p4ctl — TNA parsers. The ingress parser reads Tofino's intrinsic
- * metadata, the bind pass's resubmit data, the bridge header of a held
+ * metadata, the decide pass's resubmit data, the bridge header of a held
  * (recirculated) request, then applies the shared header parser
  * (../shared/parser.p4). The egress parser only needs the bridge header;
  * the rest of the packet passes through egress as payload.
@@ -16,33 +16,44 @@ parser P4ctlIngressParser(packet_in pkt,
 
     state start {
         pkt.extract(ig_intr_md);
-        meta.client_port = ig_intr_md.ingress_port;
-        transition select(ig_intr_md.resubmit_flag) {
-            1: parse_bind;
-            default: parse_port_metadata;
+        /* select on the intrinsic metadata here: after it is skipped,
+         * selecting on it would need a negative extract */
+        transition select(ig_intr_md.resubmit_flag, ig_intr_md.ingress_port) {
+            (1, RECIRC_PORT): parse_resub_recirc;
+            (1, _):           parse_resub_client;
+            (0, RECIRC_PORT): parse_port_metadata_recirc;
+            default:          parse_port_metadata_client;
         }
     }
 
-    state parse_bind {
-        pkt.extract(meta.bind);
-        transition parse_origin;
+    state parse_resub_recirc {
+        pkt.extract(meta.resub);
+        transition parse_bridge;
     }
 
-    state parse_port_metadata {
+    state parse_resub_client {
+        pkt.extract(meta.resub);
+        transition parse_packet;
+    }
+
+    state parse_port_metadata_recirc {
         pkt.advance(PORT_METADATA_SIZE);
-        transition parse_origin;
+        transition parse_bridge;
     }
 
-    state parse_origin {
-        transition select(ig_intr_md.ingress_port) {
-            RECIRC_PORT: parse_bridge;
-            default: parse_packet;
-        }
+    state parse_port_metadata_client {
+        pkt.advance(PORT_METADATA_SIZE);
+        transition parse_packet;
     }
 
     state parse_bridge {
         pkt.extract(hdr.bridge);
-        meta.client_port = hdr.bridge.client_port;
+        meta.rb_bind = hdr.bridge.bind;
+        meta.rb_stale = hdr.bridge.stale;
+        meta.rb_forced = hdr.bridge.forced;
+        meta.rb_bound = hdr.bridge.bound;
+        meta.rb_cand_hi = hdr.bridge.cand_hi;
+        meta.rb_slot = hdr.bridge.slot;
         transition parse_packet;
     }
 
