@@ -124,12 +124,13 @@ func TestCompiledConfig(t *testing.T) {
 	}
 	read := regReader(sw, c)
 	for _, s := range topo.Servers {
-		v, err := read(ctx, pipeline.RegisterServerOutstanding, s.ServerID)
+		reg, cell := pipeline.CreditCell(uint16(s.ServerID))
+		v, err := read(ctx, reg, int(cell))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v != 0 {
-			t.Errorf("BMv2 server_outstanding[%d] = %d after every reply", s.ServerID, v)
+		if out := pipeline.CreditFromCell(v).Outstanding; out != 0 {
+			t.Errorf("BMv2 server %d: %d outstanding after every reply", s.ServerID, out)
 		}
 	}
 	ev, err := c.ReadCounter(ctx, pipeline.CounterDispatchEvents, int64(pipeline.EventReplyReleased))

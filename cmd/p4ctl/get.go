@@ -66,7 +66,7 @@ the controller configuration YAML that plan, diff, apply and run take.`
 	cmd.AddCommand(entries,
 		sub("regions", "Print per-region routing state and counters", "", ""),
 		sub("counters", "Print counter cells", "name", "only these counters (e.g. region_routed)"),
-		sub("registers", "Print register cells", "name", "only these registers (e.g. server_outstanding)"))
+		sub("registers", "Print register cells", "name", "only these registers (e.g. server_credit_0)"))
 	return cmd
 }
 
@@ -262,10 +262,18 @@ func label(name string, i int64) string {
 		if r, ok := regions.RegionAt(regions.Index(i)); ok {
 			return r.ID
 		}
-	case pipeline.CounterDispatchEvents:
-		return pipeline.Event(i).String()
-	case pipeline.CounterServerBound, pipeline.RegisterServerOutstanding, pipeline.RegisterServerWork, pipeline.RegisterServerLastSeen:
+	case pipeline.CounterServerBound, pipeline.RegisterServerWork:
 		return "server " + strconv.FormatInt(i, 10)
+	}
+	for _, l := range pipeline.Lanes() {
+		if name == l.Counter() {
+			return pipeline.Event(i).String()
+		}
+	}
+	for slot := range pipeline.Candidates {
+		if name == pipeline.RegisterServerCredit(slot) {
+			return "server " + strconv.Itoa(int(pipeline.SlotServer(slot, uint64(i))))
+		}
 	}
 	return ""
 }
@@ -324,7 +332,10 @@ type regionRow struct {
 	Routed      int64  `json:"routed"`
 	Fallback    int64  `json:"fallback"`
 	Outstanding uint64 `json:"outstanding"`
-	Full        bool   `json:"full,omitempty"`
+	// Capacity is the local pool's capacity (0 = unlimited); Full is
+	// outstanding ≥ capacity, when the next request would spill.
+	Capacity uint64 `json:"capacity,omitempty"`
+	Full     bool   `json:"full,omitempty"`
 }
 
 type regionRows struct {
@@ -384,7 +395,11 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 		capacity, _ := e.Param("capacity")
 		switch e.Action {
 		case pipeline.ActionDispatchLocal:
-			r.NextHop = fmt.Sprintf("local pool (capacity %d)", capacity)
+			r.Capacity = capacity
+			r.NextHop = "local pool (capacity unlimited)"
+			if capacity != 0 {
+				r.NextHop = fmt.Sprintf("local pool (capacity %d)", capacity)
+			}
 		case pipeline.ActionForwardRemote:
 			port, _ := e.Param("port")
 			r.NextHop = fmt.Sprintf("remote via port %d", port)
@@ -418,21 +433,13 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if err != nil {
 		return nil, err
 	}
-	full, err := c.ReadRegister(ctx, pipeline.RegisterRegionFull, 0)
-	if err != nil {
-		return nil, err
-	}
-	var fullBits uint64
-	if len(full) > 0 {
-		fullBits = full[0].Value
-	}
 	for _, cell := range outs {
 		if r, ok := byIdx[int(cell.Index)]; ok || cell.Value > 0 {
 			if !ok {
 				r = row(int(cell.Index))
 			}
 			r.Outstanding = cell.Value
-			r.Full = fullBits&(1<<uint(cell.Index)) != 0
+			r.Full = r.Capacity != 0 && cell.Value >= r.Capacity
 		}
 	}
 	for _, r := range byIdx {

@@ -152,7 +152,8 @@ func wait(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // state prints the switch's dispatch events and checks that every server
-// slot was released (server_outstanding and region_outstanding all 0).
+// slot was released (every credit's outstanding count and every
+// region_outstanding cell is 0).
 func state(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("state", flag.ContinueOnError)
 	addr := fs.String("grpc", "127.0.0.1:9559", "P4Runtime address")
@@ -170,14 +171,16 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	events, err := c.ReadCounter(ctx, pipeline.CounterDispatchEvents, -1)
-	if err != nil {
-		return err
-	}
 	fmt.Fprint(out, "dispatch_events:")
-	for _, e := range events {
-		if e.Packets != 0 {
-			fmt.Fprintf(out, " %s=%d", pipeline.Event(e.Index), e.Packets)
+	for _, l := range pipeline.Lanes() {
+		events, err := c.ReadCounter(ctx, l.Counter(), -1)
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if e.Packets != 0 {
+				fmt.Fprintf(out, " %s=%d", pipeline.Event(e.Index), e.Packets)
+			}
 		}
 	}
 	fmt.Fprintln(out)
@@ -193,7 +196,11 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	held := 0
-	for _, reg := range []string{pipeline.RegisterServerOutstanding, pipeline.RegisterRegionOutstanding} {
+	regs := []string{pipeline.RegisterRegionOutstanding}
+	for slot := range pipeline.Candidates {
+		regs = append(regs, pipeline.RegisterServerCredit(slot))
+	}
+	for _, reg := range regs {
 		var vals []uint64
 		cells, err := c.ReadRegister(ctx, reg, -1)
 		switch {
@@ -210,6 +217,9 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		for i, v := range vals {
+			if reg != pipeline.RegisterRegionOutstanding {
+				v = uint64(pipeline.CreditFromCell(v).Outstanding)
+			}
 			if v != 0 {
 				held++
 				fmt.Fprintf(out, "%s[%d] = %d\n", reg, i, v)
@@ -217,7 +227,7 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if held == 0 {
-		fmt.Fprintln(out, "slots released: every server_outstanding and region_outstanding cell is 0")
+		fmt.Fprintln(out, "slots released: every server credit and region_outstanding cell is 0")
 		return nil
 	}
 	fmt.Fprintf(out, "slots NOT released: %d non-zero cells\n", held)

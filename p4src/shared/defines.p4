@@ -15,6 +15,8 @@
 #define SERVER_INDEX_MASK      0x3FF  /* register/counter index = server & mask       */
 #define NUM_EVENTS             16     /* dispatch_events size                         */
 #define CLIENT_SITE_SIZE       1024
+#define SERVER_ENDPOINT_SIZE   1024
+#define REPLY_SOURCE_SIZE      1024
 #define SLA_FEASIBILITY_SIZE   4096
 #define CARBON_RANK_SIZE       4096
 #define EXEC_CLASS_SIZE        256
@@ -65,10 +67,18 @@
 #define EVENT_REPLY_RELEASED   8
 #define EVENT_REPLY_REJECTED   9
 #define EVENT_UNREACHABLE      10
+#define EVENT_LEVEL_ROUND      11
+#define EVENT_REGION_FULL      12
 
-/* Dispatch samples CANDIDATES servers per pass: the aligned group of four
- * around the packet hash (pipeline.Candidates). */
+/* A pass tries at most CANDIDATES servers: the aligned group of four the
+ * packet hash selects, one per credit slot array (pipeline.Candidates). */
 #define CANDIDATES             4
 #define CANDIDATE_GROUP_MASK   0xFFFC
+#define SLOT_CELLS             256    /* cells per server_credit_<slot> array   */
+
+/* ---- credits (pipeline.CreditTTLTicks, MaxCreditTick) ---- */
+#define CREDIT_TTL_TICKS       7      /* a credit expires after more ticks      */
+#define MAX_CREDIT_TICK        38
+#define UNBOUNDED              0xFFFFFFFF
 
 #endif /* P4CTL_DEFINES_P4 */

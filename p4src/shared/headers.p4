@@ -71,20 +71,41 @@ struct headers_t {
 }
 
 /*
- * What the ingress tables' actions hand to the apply block. Every table
- * action only writes these fields; the apply block reads them and acts
- * (docs/PIPELINE.md "Tables"). Zero is each field's "table missed" value.
+ * What a recirculated request carries into its next pass
+ * (docs/PIPELINE.md "Recirculation"): the dispatch round and the region
+ * state. TNA sends it as a bridge header through the recirculation port;
+ * v1model keeps the same fields in @field_list metadata; the Go model in a
+ * struct (pkg/dataplane/program carry). All zero on a request's first pass.
+ */
+header p4ctl_carry_h {
+    bit<32>      level;        /* next pass's chain threshold; 0 = new attempt */
+    bit<8>       forced;       /* 1: a forced round (on_full = force)          */
+    bit<8>       region_held;  /* 1: holds a credit of hdr.region_id           */
+    bit<8>       spill;        /* 1: select among cand only (others refused)   */
+    bit<8>       exhausted;    /* 1: every feasible region refused             */
+    bit<8>       nack_release; /* 1: return the region credit, send the NACK   */
+    region_id_t  nearest;      /* spill: the site's nearest region             */
+    region_set_t cand;         /* spill: feasible regions not yet refused      */
+    bit<7>       pad;
+    port_t       client_port;  /* the port the request first arrived on       */
+}
+
+/*
+ * What the ingress tables' actions hand to the apply blocks. Every table
+ * action only writes these fields; the controls' apply blocks read them and
+ * act (docs/PIPELINE.md "Tables"). Zero is each field's "table missed" value.
+ * The counters are counted once per pass at the end of ingress from the
+ * ev_* and count_* fields (one access per counter per pass, as Tofino
+ * requires).
  */
 struct p4ctl_metadata_t {
     /* client_site */
     site_id_t    site;
-    /* sla_feasibility */
-    region_set_t feasible;
+    /* sla_feasibility (or the spill pass's carry): carbon_rank's key */
+    region_set_t cand;
     region_id_t  nearest;
     /* active_epoch */
     epoch_t      epoch;
-    /* region selection: feasible minus full regions (carbon_rank key) */
-    region_set_t cand;
     /* carbon_rank */
     bool         ranked;       /* route_to_region ran                       */
     region_id_t  region;
@@ -102,7 +123,7 @@ struct p4ctl_metadata_t {
     bit<16>      pool_bound;
     bit<8>       pool_max_holds;
     bit<8>       pool_on_full;
-    micros_t     pool_credit_ttl_us;
+    bit<8>       pool_credit_tick;
     bit<16>      pool_long_reserve;
     bit<8>       pool_long_max_holds;
     /* exec_class_cost */
@@ -114,9 +135,25 @@ struct p4ctl_metadata_t {
     port_t       ep_port;
     mac_addr_t   ep_dmac;
     ipv4_addr_t  ep_addr;
-    /* apply-block decisions handed to egress and the deparser */
-    bool         hold;           /* recirculate this packet (v1model egress) */
-    bool         ipv4_rewritten; /* recompute the IPv4 header checksum       */
+    /* reply_source (key: server) */
+    bool         reply_source_found;
+    ipv4_addr_t  reply_addr;
+    /* l2_forward / l3_forward */
+    bool         forward;      /* forward() ran                             */
+    port_t       out_port;
+    /* one count per counter per pass (pipeline.Lane) */
+    bit<1>       ev_outcome_on;
+    bit<4>       ev_outcome;
+    bit<1>       ev_spill_on;
+    bit<1>       ev_fallback_on;
+    bit<1>       ev_cause_on;
+    bit<4>       ev_cause;
+    bit<1>       count_routed;    /* region_routed.count(region)             */
+    bit<1>       count_fallback;  /* region_fallback.count(nearest)          */
+    bit<1>       count_bound;     /* server_bound.count(server)              */
+    /* decisions handed to egress and the deparser */
+    bool         recirculate;     /* run another pass (carry)                */
+    bool         ipv4_rewritten;  /* recompute the IPv4 header checksum      */
 }
 
 #endif /* P4CTL_HEADERS_P4 */

@@ -1,6 +1,7 @@
 /*
- * p4ctl — TNA deparsers. The IPv4 checksum is recomputed only when ingress
- * rewrote the IPv4 header; the decide pass is requested with Resubmit.
+ * p4ctl — TNA deparsers. The ingress deparser puts the carry in front of
+ * every packet (egress strips it unless the packet recirculates) and
+ * recomputes the IPv4 checksum only when ingress rewrote the IPv4 header.
  */
 #ifndef P4CTL_TNA_DEPARSER_P4
 #define P4CTL_TNA_DEPARSER_P4
@@ -10,7 +11,6 @@ control P4ctlIngressDeparser(packet_out pkt,
                              in tna_ingress_metadata_t meta,
                              in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
-    Resubmit(RESUBMIT_DECIDE) resubmit;
 
     apply {
         if (meta.d.ipv4_rewritten) {
@@ -19,9 +19,6 @@ control P4ctlIngressDeparser(packet_out pkt,
                 hdr.h.ipv4.total_len, hdr.h.ipv4.identification,
                 hdr.h.ipv4.flags, hdr.h.ipv4.frag_offset, hdr.h.ipv4.ttl,
                 hdr.h.ipv4.protocol, hdr.h.ipv4.src_addr, hdr.h.ipv4.dst_addr });
-        }
-        if (ig_dprsr_md.resubmit_type == RESUBMIT_DECIDE) {
-            resubmit.emit(meta.resub);
         }
         pkt.emit(hdr);
     }

@@ -1,7 +1,8 @@
 /*
- * p4ctl — TNA egress. Keeps the bridge header only on held requests and binds
- * (which ingress sent to RECIRC_PORT), so the next ingress pass knows the
- * client's port and the server to bind; strips it from everything else. No tables, registers or counters.
+ * p4ctl — TNA egress. Every packet arrives with the carry ingress puts in
+ * front of it (deparser.p4); it stays only on packets that egress through
+ * RECIRC_PORT, so the request's next ingress pass reads it (parser.p4).
+ * No tables, registers or counters.
  */
 #ifndef P4CTL_TNA_EGRESS_P4
 #define P4CTL_TNA_EGRESS_P4
@@ -13,8 +14,8 @@ control P4ctlEgress(inout tna_egress_headers_t hdr,
                     inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                     inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     apply {
-        if (hdr.bridge.hold == 0 && hdr.bridge.bind == 0) {
-            hdr.bridge.setInvalid();
+        if (eg_intr_md.egress_port != RECIRC_PORT) {
+            hdr.carry.setInvalid();
         }
     }
 }

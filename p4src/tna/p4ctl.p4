@@ -1,18 +1,17 @@
 /*
- * p4ctl — the TNA (Tofino) program. UNCOMPILED: see README.md.
+ * p4ctl — the TNA (Tofino 1) program: the same decisions as the v1model
+ * program and the Go model (docs/PIPELINE.md; pkg/pipeline holds the
+ * names and the dispatch algorithm), in one pass per decision, every
+ * register touched once per pass by a RegisterAction that decides in the
+ * stateful ALU. Build: `make p4-tna` (bf-p4c --target tofino --arch tna);
+ * outputs, resource report and BUILDINFO in p4src/build/tna/. Design and
+ * hardware constraints: README.md.
  *
- * Same tables, actions, match fields and action parameters (names, widths)
- * as the v1model program (pkg/pipeline), and the same decisions as
- * docs/PIPELINE.md, within Tofino's rules:
- *   - one access per register array per pass: per-server state is split
- *     into four arrays, one per candidate slot (server id mod 4), and a
- *     request takes two passes: a dispatch pass that reads the four
- *     candidates and decides, and a resubmitted bind pass that updates the
- *     chosen slot with one atomic RegisterAction (README.md);
- *   - one access per counter per pass: dispatch_events is split by the
- *     events that can co-occur in a pass (README.md);
- *   - holds recirculate through RECIRC_PORT, carrying the client's port in
- *     a two-byte bridge header.
+ * Layout (as p4src/v1model/): the architecture-neutral controls come from
+ * ../shared/ (region_select.p4, next_hop.p4, endpoints.p4, forwarding.p4);
+ * the controls that hold registers (capacity.p4, dispatch.p4), the
+ * constant tables Tofino needs (tna_tables.p4) and the glue (ingress.p4)
+ * are this architecture's, with the same names.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -20,92 +19,56 @@
 #include "../shared/defines.p4"
 #include "../shared/headers.p4"
 #include "../shared/parser.p4"
+#include "../shared/region_select.p4"
+#include "../shared/next_hop.p4"
+#include "../shared/endpoints.p4"
+#include "../shared/forwarding.p4"
 
 /* Tofino 1, pipe 0 recirculation port. Deployment-specific. */
 #define RECIRC_PORT 68
-/* resubmit_type of the decide pass. */
-#define RESUBMIT_DECIDE 1
-/* Per-slot register arrays: slot j keeps server s (s mod 4 = j) at index
- * s & ~3, the id of its aligned group's first server: whole 16-bit fields
- * index the arrays (bf-p4c cannot allocate the id fields sliced at [9:2]),
- * at the price of MAX_SERVERS cells per array, 3/4 of them unused. */
-#define SLOT_SIZE MAX_SERVERS
-typedef bit<16> slot_index_t;   /* server id & ~3 */
 
-/* Ingress -> egress and, for holds and binds, egress -> (recirculation)
- * -> ingress. */
-header p4ctl_bridge_h {
-    /* byte-sized flags: each is written on its own (one ALU source) */
-    bit<8>      hold;        /* 1: held request, dispatch again         */
-    bit<8>      bind;        /* 1: bind pass, bind hdr.p4ctl.server_id  */
-    bit<8>      stale;       /* 1: the chosen server's credit had expired */
-    bit<8>      forced;      /* 1: bind above the bound (on_full = FORCE) */
-    bit<7>      pad;
-    port_t      client_port; /* the port the request first arrived on   */
-    bit<16>     bound;       /* bind: the bound to check atomically     */
-    server_id_t cand_hi;     /* bind: the chosen server & ~3            */
-    bit<16>     slot;        /* bind: the chosen server mod 4           */
-}
-
-/* The decide pass's resubmit data (64 bits on Tofino 1): what the select
- * pass computed. The resubmitted packet is the original one. */
-header p4ctl_resub_h {
-    region_id_t  region;     /* region chosen by the select pass        */
-    bit<8>       flags;      /* p4ctl flags after the select pass       */
-    server_id_t  cand_hi;    /* c_j & ~3: the aligned group's first id  */
-    bit<16>      slot0;      /* c_0 mod 4 and c_1 mod 4 (16 bits: ALU   */
-    bit<16>      slot1;      /* operands share the container size); c_2 */
-                             /* and c_3 are these xor (size_mask & 2)   */
-}
-
+/* A request's carry rides in front of the Ethernet header from ingress to
+ * egress, and on recirculated packets back into ingress (parser.p4). */
 struct tna_headers_t {
-    p4ctl_bridge_h bridge;
-    headers_t      h;
+    p4ctl_carry_h carry;
+    headers_t     h;
+}
+
+/* One server's credit cell: the pair a stateful ALU updates atomically. */
+struct credit_pair_t {
+    bit<32> outstanding;
+    bit<32> last_tick;
 }
 
 struct tna_ingress_metadata_t {
     p4ctl_metadata_t d;
-    p4ctl_resub_h    resub;        /* valid on the decide pass              */
-    port_t           client_port;
-    bit<8>           rb_bind;      /* from the bridge: this is a bind pass  */
-    bit<8>           rb_stale;
-    bit<8>           rb_forced;
-    bit<16>          rb_bound;
-    server_id_t      rb_cand_hi;
-    bit<16>          rb_slot;
-    region_set_t     region_bit;   /* 1 << region, from region_bit           */
-    bit<32>          now;          /* global_tstamp >> 10 (~µs)              */
-    /* select pass: candidate group steps (one ALU operation each, on
-     * whole 16-bit fields: slices at different offsets cannot share an
-     * ALU operation, and shifts would move the PHV container's padding) */
-    bit<16>          h;            /* candidate hash, low 16 bits            */
-    bit<16>          hm;           /* h & size_mask                          */
-    bit<16>          hmh;          /* h & size_mask & ~3                     */
-    bit<16>          m3;           /* size_mask & 3                          */
-    bit<16>          b3;           /* base & 3                               */
-    bit<16>          hs1;          /* h + 1                                  */
-    bit<16>          ms0;          /* (h + j) & size_mask & 3                */
-    bit<16>          ms1;
-    server_id_t      cand_hi;      /* base + hmh (then copied to resub)      */
-    bit<16>          sl0;          /* (base & 3) | ms_j (then copied)        */
-    bit<16>          sl1;
-    /* decide pass: slots of candidates 2 and 3 */
-    bit<16>          x2;           /* size_mask & 2                          */
-    bit<16>          slot2;        /* slot0 ^ x2                             */
-    bit<16>          slot3;        /* slot1 ^ x2                             */
-    /* reply pass: the server's register index and slot */
-    bit<16>          ridx;         /* server & ~3                            */
-    bit<16>          rslot;        /* server & 3                             */
-    /* one count per counter per pass, at the end of ingress */
-    bit<1>           ev_on;
-    bit<4>           ev;           /* dispatch_events index                  */
-    bit<1>           cause_on;
-    bit<4>           cause;        /* dispatch_events_cause index            */
-    bit<1>           routed;       /* region_routed.count(region)            */
+    /* TNA dispatch temporaries (dispatch.p4) */
+    bit<16>      hash;          /* candidate hash, low 16 bits           */
+    bit<16>      hashed;        /* hash & size_mask                      */
+    bit<16>      offset;        /* hashed & ~3: the group's offset       */
+    server_id_t  group;         /* base + offset                         */
+    server_id_t  pick;          /* base + hashed: the random candidate   */
+    bit<8>       group_idx;     /* group >> 2: the cell in every slot    */
+    bit<4>       slots;         /* the slots the chain tries             */
+    bit<1>       chain;         /* jbsq or jiq                           */
+    bit<32>      limit;
+    bit<32>      cap;
+    bit<1>       long_cut;
+    bit<32>      threshold;
+    bit<32>      now_tick;      /* the pool's credit clock               */
+    bit<32>      stale_before;  /* now_tick - CREDIT_TTL_TICKS           */
+    bit<32>      refused0;      /* claim outputs: 0 = taken, else count  */
+    bit<32>      refused1;
+    bit<32>      refused2;
+    bit<32>      refused3;
+    bit<32>      min_refused;
+    bit<1>       taken;
+    bit<2>       taken_slot;
+    region_set_t region_bit;    /* 1 << region (region_bit)              */
 }
 
 struct tna_egress_headers_t {
-    p4ctl_bridge_h bridge;
+    p4ctl_carry_h carry;
 }
 
 struct tna_egress_metadata_t { }
@@ -115,6 +78,9 @@ struct tna_egress_metadata_t { }
 @pa_auto_init_metadata
 
 #include "parser.p4"
+#include "tna_tables.p4"
+#include "capacity.p4"
+#include "dispatch.p4"
 #include "ingress.p4"
 #include "egress.p4"
 #include "deparser.p4"

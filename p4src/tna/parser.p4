@@ -1,9 +1,9 @@
 /*
  * p4ctl — TNA parsers. The ingress parser reads Tofino's intrinsic
- * metadata, the decide pass's resubmit data, the bridge header of a held
- * (recirculated) request, then applies the shared header parser
- * (../shared/parser.p4). The egress parser only needs the bridge header;
- * the rest of the packet passes through egress as payload.
+ * metadata, the carry of a recirculated request (packets from
+ * RECIRC_PORT), then applies the shared header parser (../shared/parser.p4).
+ * The egress parser only needs the carry; the rest of the packet passes
+ * through egress as payload.
  */
 #ifndef P4CTL_TNA_PARSER_P4
 #define P4CTL_TNA_PARSER_P4
@@ -18,42 +18,20 @@ parser P4ctlIngressParser(packet_in pkt,
         pkt.extract(ig_intr_md);
         /* select on the intrinsic metadata here: after it is skipped,
          * selecting on it would need a negative extract */
-        transition select(ig_intr_md.resubmit_flag, ig_intr_md.ingress_port) {
-            (1, RECIRC_PORT): parse_resub_recirc;
-            (1, _):           parse_resub_client;
-            (0, RECIRC_PORT): parse_port_metadata_recirc;
-            default:          parse_port_metadata_client;
+        transition select(ig_intr_md.ingress_port) {
+            RECIRC_PORT: parse_port_metadata_recirc;
+            default:     parse_port_metadata;
         }
-    }
-
-    state parse_resub_recirc {
-        pkt.extract(meta.resub);
-        transition parse_bridge;
-    }
-
-    state parse_resub_client {
-        pkt.extract(meta.resub);
-        transition parse_packet;
     }
 
     state parse_port_metadata_recirc {
         pkt.advance(PORT_METADATA_SIZE);
-        transition parse_bridge;
-    }
-
-    state parse_port_metadata_client {
-        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.carry);
         transition parse_packet;
     }
 
-    state parse_bridge {
-        pkt.extract(hdr.bridge);
-        meta.rb_bind = hdr.bridge.bind;
-        meta.rb_stale = hdr.bridge.stale;
-        meta.rb_forced = hdr.bridge.forced;
-        meta.rb_bound = hdr.bridge.bound;
-        meta.rb_cand_hi = hdr.bridge.cand_hi;
-        meta.rb_slot = hdr.bridge.slot;
+    state parse_port_metadata {
+        pkt.advance(PORT_METADATA_SIZE);
         transition parse_packet;
     }
 
@@ -69,7 +47,7 @@ parser P4ctlEgressParser(packet_in pkt,
                          out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
-        pkt.extract(hdr.bridge);
+        pkt.extract(hdr.carry);
         transition accept;
     }
 }

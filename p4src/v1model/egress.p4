@@ -1,13 +1,14 @@
 /*
- * p4ctl — egress (v1model / BMv2). Held requests are recirculated (ingress
- * step 9.8); everything else leaves unchanged. No tables, registers or
+ * p4ctl — egress (v1model / BMv2). Requests ingress decided to run again
+ * (a level round, a hold, a forced round, a spill, the NACK pass) are
+ * recirculated; everything else leaves unchanged. No tables, registers or
  * counters live here.
  *
  * BMv2 resets all metadata of a recirculated packet except the user
- * metadata fields tagged @field_list(HOLD_FIELD_LIST): the client's port
- * (for a later nack) and the time at which the packet left, which the next
- * pass uses as `now` because BMv2 leaves ingress_global_timestamp at 0 for
- * recirculated packets.
+ * metadata fields tagged @field_list(CARRY_FIELD_LIST): the carry, the
+ * client's port (where a NACK goes) and the time at which the packet left,
+ * which the next pass uses as `now` because BMv2 leaves
+ * ingress_global_timestamp at 0 for recirculated packets.
  */
 #ifndef P4CTL_V1MODEL_EGRESS_P4
 #define P4CTL_V1MODEL_EGRESS_P4
@@ -16,9 +17,9 @@ control P4ctlEgress(inout headers_t hdr,
                     inout v1_metadata_t meta,
                     inout standard_metadata_t std) {
     apply {
-        if (meta.d.hold) {
+        if (meta.d.recirculate) {
             meta.recirc_now = std.egress_global_timestamp;
-            recirculate_preserving_field_list(HOLD_FIELD_LIST);
+            recirculate_preserving_field_list(CARRY_FIELD_LIST);
         }
     }
 }

@@ -176,7 +176,7 @@ const (
 	sharedRankBase = pipeline.MaxRegions
 	siteRankBase   = 2 * pipeline.MaxRegions
 	// rankTableSize is carbon_rank's size (pipeline.Schema).
-	rankTableSize = 4096
+	rankTableSize = pipeline.SizeCarbonRank
 	// maxSLA is the largest SLA the 16-bit sla_ms key can carry.
 	maxSLA = 1<<pipeline.WidthSLA - 1
 	// FeasibilityPriority is the priority of every sla_feasibility entry
@@ -322,18 +322,24 @@ func Compile(in Input) (*State, error) {
 			for _, s := range l.Servers {
 				base = min(base, s.ID)
 			}
+			tick, err := pipeline.CreditTickFor(l.CreditTTL.Duration)
+			if err != nil {
+				return nil, fmt.Errorf("compile: region %s: %w", r.ID, err)
+			}
 			add(Entry{Table: pipeline.TableServerPool, Match: key, Action: pipeline.ActionSetPool,
 				Params: a.params(
-					Param{"base", uint64(base)}, Param{"size_mask", uint64(len(l.Servers) - 1)},
-					Param{"policy", uint64(pol)}, Param{"bound", uint64(l.Bound)},
-					Param{"max_holds", uint64(l.MaxHolds)}, Param{"on_full", uint64(onFull)},
-					Param{"credit_ttl_us", uint64(l.CreditTTL.Microseconds())},
-					Param{"long_reserve", uint64(l.LongReserve)}, Param{"long_max_holds", uint64(l.LongMaxHolds)})})
+					Param{pipeline.ParamBase, uint64(base)}, Param{pipeline.ParamSizeMask, uint64(len(l.Servers) - 1)},
+					Param{pipeline.ParamPolicy, uint64(pol)}, Param{pipeline.ParamBound, uint64(l.Bound)},
+					Param{pipeline.ParamMaxHolds, uint64(l.MaxHolds)}, Param{pipeline.ParamOnFull, uint64(onFull)},
+					Param{pipeline.ParamCreditTick, uint64(tick)},
+					Param{pipeline.ParamLongReserve, uint64(l.LongReserve)}, Param{pipeline.ParamLongMaxHolds, uint64(l.LongMaxHolds)})})
 			for _, s := range l.Servers {
-				add(Entry{Table: pipeline.TableServerEndpoint,
-					Match:  a.matches(Match{Field: pipeline.FieldServer, Kind: pipeline.Exact, Value: uint64(s.ID)}),
+				key := a.matches(Match{Field: pipeline.FieldServer, Kind: pipeline.Exact, Value: uint64(s.ID)})
+				add(Entry{Table: pipeline.TableServerEndpoint, Match: key,
 					Action: pipeline.ActionSetServerEndpoint,
-					Params: a.params(Param{"port", uint64(s.Port)}, Param{"dmac", uint64(s.MAC)}, Param{"addr", uint64(s.IP.Uint32())})})
+					Params: a.params(Param{pipeline.ParamPort, uint64(s.Port)}, Param{pipeline.ParamDMAC, uint64(s.MAC)}, Param{pipeline.ParamAddr, uint64(s.IP.Uint32())})})
+				add(Entry{Table: pipeline.TableReplySource, Match: key,
+					Action: pipeline.ActionSetReplySource, Params: a.params(Param{pipeline.ParamAddr, uint64(s.IP.Uint32())})})
 			}
 		} else if rm := r.NextHop.Remote; rm != nil {
 			add(Entry{Table: pipeline.TableRegionNextHop, Match: key, Action: pipeline.ActionForwardRemote,

@@ -78,7 +78,7 @@ type Decision struct {
 }
 
 // Route selects the region for a request of site with SLA sla, with the
-// regions in full at capacity (region_full).
+// regions in full at capacity (the switch refuses their acquire and spills).
 func (r *Router) Route(site uint16, sla uint16, full regions.RegionSet) Decision {
 	var feasible, nearest uint64
 	for _, e := range r.feas[uint64(site)] {

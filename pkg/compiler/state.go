@@ -113,29 +113,20 @@ func sameAction(a, b *Entry) bool {
 	return a.Action == b.Action && slices.Equal(a.Params, b.Params)
 }
 
+// tableRanks are the tables' positions in pipeline.Schema (computed once,
+// never written after).
+var tableRanks = func() map[string]int {
+	m := map[string]int{}
+	for i, t := range pipeline.Schema().Tables {
+		m[t.Name] = i
+	}
+	return m
+}()
+
 // tableOrder ranks tables in pipeline.Schema order (unknown tables last).
 func tableOrder(name string) int {
-	switch name {
-	case pipeline.TableClientSite:
-		return 0
-	case pipeline.TableSLAFeasibility:
-		return 1
-	case pipeline.TableActiveEpoch:
-		return 2
-	case pipeline.TableCarbonRank:
-		return 3
-	case pipeline.TableRegionNextHop:
-		return 4
-	case pipeline.TableServerPool:
-		return 5
-	case pipeline.TableExecClassCost:
-		return 6
-	case pipeline.TableServerEndpoint:
-		return 7
-	case pipeline.TableL3Forward:
-		return 8
-	case pipeline.TableL2Forward:
-		return 9
+	if r, ok := tableRanks[name]; ok {
+		return r
 	}
 	return 100
 }

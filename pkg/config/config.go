@@ -56,6 +56,10 @@ type Target struct {
 	ElectionID uint64 `json:"election_id"`
 	// TLS, when set, enables TLS (and mTLS when Cert and Key are set).
 	TLS *TLS `json:"tls,omitempty"`
+	// Arch is the P4 architecture of the target's program: v1model (BMv2,
+	// the embedded switch; the default) or tna (Tofino). The controller
+	// refuses pools a target's architecture cannot run.
+	Arch string `json:"arch,omitempty"`
 }
 
 // TLS holds TLS file paths, relative to the config file's directory.
@@ -111,7 +115,10 @@ type LocalPool struct {
 	MaxHolds int `json:"max_holds,omitempty"`
 	// OnFull is what happens after MaxHolds: "nack" (default) or "force".
 	OnFull string `json:"on_full,omitempty"`
-	// CreditTTL expires a server's credit not moved for this long (0 = never).
+	// CreditTTL expires a server's credit not moved for this long (0 =
+	// never). The data plane counts in ticks: a credit expires between
+	// credit_ttl and 2.6 × credit_ttl after its last bind or release
+	// (pipeline.CreditTickFor).
 	CreditTTL Duration `json:"credit_ttl,omitzero"`
 	// LongReserve slots stay free for short requests (bounded preemption).
 	LongReserve int `json:"long_reserve,omitempty"`

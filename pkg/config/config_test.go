@@ -163,7 +163,7 @@ func TestParseRejects(t *testing.T) {
 		{"credentials in url", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  url: https://me:secret@example.org", "url: https", "carbon.url: want http(s)://host[/path] without credentials"},
 		{"bad grpc addr", "grpc_addr: 127.0.0.1:9559", "grpc_addr: localhost", "grpc_addr: localhost", "want host:port"},
 		{"election id zero", "election_id: 1", "election_id: 0", "election_id: 0", "must be ≥ 1"},
-		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: device_id, election_id, grpc_addr, name, tls)"},
+		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: arch, device_id, election_id, grpc_addr, name, tls)"},
 		{"wrong type", "    device_id: 1\n", "    device_id: one\n", "device_id: one", "want a non-negative integer, got \"one\""},
 		{"yaml 1.1 boolean", "  - name: other\n", "  - name: no\n", "name: no", "unquoted \"no\" reads as a boolean"},
 		{"hex integer", "    id: 2\n", "    id: 0x2\n", "id: 0x2", "want a decimal integer"},

@@ -29,11 +29,11 @@ const (
 	maxJitter   = time.Hour
 	maxExecID   = 1<<pipeline.WidthExecClass - 1
 	maxLatency  = regions.MaxLatencyMs // ms, exclusive: SLAs are 16-bit
-	feasibility = 4096
-	rankSize    = 4096
-	siteSize    = pipeline.MaxSites
-	l3Size      = 16384
-	l2Size      = 1024
+	feasibility = pipeline.SizeSLAFeasibility
+	rankSize    = pipeline.SizeCarbonRank
+	siteSize    = pipeline.SizeClientSite
+	l3Size      = pipeline.SizeL3Forward
+	l2Size      = pipeline.SizeL2Forward
 )
 
 type problems struct{ list []Problem }
@@ -74,6 +74,7 @@ func (c *Config) Validate() error {
 	c.validateCarbon(&p)
 	c.validateSchedule(&p)
 	c.validateRoutes(&p)
+	c.validateArch(&p)
 	return p.err()
 }
 
@@ -107,6 +108,34 @@ func (c *Config) validateTargets(p *problems) {
 		}
 		if t.TLS != nil && (t.TLS.Cert == "") != (t.TLS.Key == "") {
 			p.add(path+".tls", "cert and key go together (mTLS)")
+		}
+		if _, err := pipeline.ParseArch(t.Arch); err != nil {
+			p.add(path+".arch", "%v", err)
+		}
+	}
+}
+
+// validateArch refuses pools whose policy a target's architecture cannot
+// run (pipeline.Arch.Supports): the controller writes the same pools to
+// every target.
+func (c *Config) validateArch(p *problems) {
+	for i, t := range c.Targets {
+		arch, err := pipeline.ParseArch(t.Arch)
+		if err != nil {
+			continue
+		}
+		for j, r := range c.Regions {
+			l := r.NextHop.Local
+			if l == nil {
+				continue
+			}
+			pol, ok := pipeline.ParsePolicy(l.Policy)
+			if !ok {
+				continue
+			}
+			if err := arch.Supports(pol); err != nil {
+				p.add(idx("regions", j)+".next_hop.local.policy", "target %s (targets[%d], arch %s): %v", t.Name, i, arch, err)
+			}
 		}
 	}
 }
@@ -250,10 +279,10 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 	default:
 		p.add(path+".on_full", "want nack or force, got %q", pool.OnFull)
 	}
-	if us := pool.CreditTTL.Microseconds(); us > maxU32 {
-		p.add(path+".credit_ttl", "%s does not fit in 32 bits of microseconds", pool.CreditTTL.Duration)
-	} else if pool.CreditTTL.Duration > 0 && us == 0 {
+	if pool.CreditTTL.Duration > 0 && pool.CreditTTL.Duration < time.Microsecond {
 		p.add(path+".credit_ttl", "%s is below the data plane's 1 µs resolution", pool.CreditTTL.Duration)
+	} else if _, err := pipeline.CreditTickFor(pool.CreditTTL.Duration); err != nil {
+		p.add(path+".credit_ttl", "%v", err)
 	}
 	checkRange(p, path+".long_reserve", int64(pool.LongReserve), 0, maxU16)
 	checkRange(p, path+".long_max_holds", int64(pool.LongMaxHolds), 0, maxU8)

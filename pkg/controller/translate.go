@@ -25,6 +25,9 @@ type Translator struct {
 	byID    map[uint32]*tableLayout
 	actions map[string]*actionLayout
 	actByID map[uint32]*actionLayout
+	// arch is the architecture the P4Info was compiled for: TNA when it
+	// carries TNA's constant tables (pipeline.TNAOnly).
+	arch pipeline.Arch
 }
 
 type fieldLayout struct {
@@ -100,7 +103,30 @@ func NewTranslator(idx *p4rt.Index) (*Translator, error) {
 		tr.actions[a.Name] = al
 		tr.actByID[al.id] = al
 	}
+	tr.arch = pipeline.V1Model
+	if _, err := idx.Table(pipeline.TableDispatchSlots); err == nil {
+		tr.arch = pipeline.TNA
+	}
 	return tr, nil
+}
+
+// Arch returns the architecture of the translator's P4Info.
+func (tr *Translator) Arch() pipeline.Arch { return tr.arch }
+
+// supports refuses a set_pool whose policy the P4Info's architecture
+// cannot run (pipeline.Arch.Supports), before anything is written.
+func (tr *Translator) supports(e *compiler.Entry) error {
+	if tr.arch == pipeline.V1Model || e.Action != pipeline.ActionSetPool {
+		return nil
+	}
+	for _, p := range e.Params {
+		if p.Name == pipeline.ParamPolicy {
+			if err := tr.arch.Supports(pipeline.Policy(p.Value)); err != nil {
+				return fmt.Errorf("%s %v: %w", e.Table, e.Match, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Index returns the P4Info index the translator was built from.
@@ -212,6 +238,9 @@ func (tr *Translator) tableEntry(e *compiler.Entry, a *arena) (*p4v1.TableEntry,
 	tl, ok := tr.tables[e.Table]
 	if !ok {
 		return nil, fmt.Errorf("%s: unknown table", e.Table)
+	}
+	if err := tr.supports(e); err != nil {
+		return nil, err
 	}
 	te := take(&a.te)
 	te.TableId, te.IsDefaultAction, te.Priority = tl.id, e.Default, e.Priority

@@ -21,7 +21,7 @@ func FuzzProcess(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	pool := pc.Pool{Base: 0, SizeMask: 7, Policy: pipeline.PolicyJBSQ, Bound: 2, MaxHolds: 3, LongReserve: 1, LongMaxHolds: 2, CreditTTLus: 3}
+	pool := pc.Pool{Base: 0, SizeMask: 7, Policy: pipeline.PolicyJBSQ, Bound: 2, MaxHolds: 3, LongReserve: 1, LongMaxHolds: 2, CreditTick: 2}
 	entries := []pc.Entry{
 		pc.ClientSite(pc.IPv4(10, 0, 0, 0), 8, 1), pc.Feasibility(1, 0, 499, 0b11, 1), pc.Feasibility(0, 0, 0xFFFF, 0b101, 2),
 		pc.CarbonRank(0, 0, 0), pc.CarbonRank(0, 1, 1), pc.CarbonRank(0, 2, 2),
@@ -30,7 +30,7 @@ func FuzzProcess(f *testing.F) {
 		pc.L3Route(0, 1, 3), pc.L2Route(0xffffffffffff, 4),
 	}
 	for s := uint16(0); s < 8; s++ {
-		entries = append(entries, pc.Endpoint(s, pc.Server(s)))
+		entries = append(entries, pc.Serves(s, pc.Server(s))...)
 	}
 	ups, err := pc.Updates(sw.P4Info(), entries)
 	if err != nil {

@@ -88,7 +88,7 @@ func TestOverP4Runtime(t *testing.T) {
 		}
 	}
 	for _, r := range info.GetRegisters() {
-		if r.GetPreamble().GetName() == pipeline.RegisterServerOutstanding {
+		if r.GetPreamble().GetName() == pipeline.RegisterServerCredit(0) {
 			regID = r.GetPreamble().GetId()
 		}
 	}
@@ -115,6 +115,6 @@ func TestOverP4Runtime(t *testing.T) {
 		t.Errorf("server_bound[0] = %d", n)
 	}
 	if b := got[1].GetRegisterEntry().GetData().GetBitstring(); len(b) != 1 || b[0] != 1 {
-		t.Errorf("server_outstanding[0] = % x", b)
+		t.Errorf("server_credit_0[0] = % x", b)
 	}
 }

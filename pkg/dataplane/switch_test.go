@@ -32,7 +32,7 @@ func (c *fakeClock) read() uint64 { return c.now.Load() }
 
 func event(t *testing.T, sw *Switch, e pipeline.Event) uint64 {
 	t.Helper()
-	pk, _, err := sw.CounterValue(pipeline.CounterDispatchEvents, uint64(e))
+	pk, _, err := sw.CounterValue(e.Lane().Counter(), uint64(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +48,9 @@ func reg(t *testing.T, sw *Switch, name string, i uint64) uint64 {
 	return v
 }
 
-// Credit TTL (embedded only: depends on time). A credit older than
-// credit_ttl_us reads as 0 and the bind resets it to 1.
+// Credit TTL with a fake clock. credit_tick 1 (1 µs ticks): a credit
+// untouched for more than pipeline.CreditTTLTicks ticks is claimed with
+// count 1 by the next request; work restarts at the request's cost.
 func TestCreditTTL(t *testing.T) {
 	var clk fakeClock
 	clk.now.Store(1000)
@@ -57,21 +58,24 @@ func TestCreditTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pc.Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 1, CreditTTLus: 100}
-	install(t, sw, []pc.Entry{
+	p := pc.Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 1, CreditTick: 1}
+	install(t, sw, append([]pc.Entry{
 		pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
 		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0),
-		p.Entry(0), pc.Endpoint(0, pc.Server(0)), pc.ExecCost(1, 40, false)})
+		p.Entry(0), pc.ExecCost(1, 40, false)}, pc.Serves(0, pc.Server(0))...))
 	send := func(id uint32) Output { return sw.Inject(1, pc.Bytes(pc.Request(pc.Client(1), id, 500, 1))) }
+	credit := func() pipeline.Credit {
+		return pipeline.CreditFromCell(reg(t, sw, pipeline.RegisterServerCredit(0), 0))
+	}
 
 	if out := send(1); out.Verdict != program.Forwarded {
 		t.Fatalf("first request: %v", out.Result)
 	}
-	clk.now.Store(1100) // now - last = 100: not stale (strictly greater is)
+	clk.now.Store(1000 + pipeline.CreditTTLTicks) // 7 ticks: still live
 	if out := send(2); out.Verdict != program.Nacked {
-		t.Fatalf("at the TTL boundary the credit is live: %v", out.Result)
+		t.Fatalf("at the TTL the credit is live: %v", out.Result)
 	}
-	clk.now.Store(1101)
+	clk.now.Store(1000 + pipeline.CreditTTLTicks + 1)
 	out := send(3)
 	if out.Verdict != program.Forwarded {
 		t.Fatalf("after the TTL: %v", out.Result)
@@ -79,19 +83,18 @@ func TestCreditTTL(t *testing.T) {
 	if got := event(t, sw, pipeline.EventStaleReset); got != 1 {
 		t.Errorf("stale-reset = %d", got)
 	}
-	if o, w, l := reg(t, sw, pipeline.RegisterServerOutstanding, 0), reg(t, sw, pipeline.RegisterServerWork, 0),
-		reg(t, sw, pipeline.RegisterServerLastSeen, 0); o != 1 || w != 40 || l != 1101 {
-		t.Errorf("after reset: outstanding %d work %d last_seen %d, want 1 40 1101", o, w, l)
+	if c, w := credit(), reg(t, sw, pipeline.RegisterServerWork, 0); c != (pipeline.Credit{Outstanding: 1, LastTick: 1008}) || w != 40 {
+		t.Errorf("after the claim: %+v work %d, want {1 1008} 40", c, w)
 	}
-	// A reply refreshes last_seen and releases.
+	// A reply refreshes last_tick and releases.
 	clk.now.Store(1150)
 	bound := pc.Request(pc.Client(1), 3, 500, 1)
 	bound.Header.Server, bound.Header.Site = 0, 1
 	if out := sw.Inject(pc.Server(0).Port, pc.Bytes(pc.Reply(bound, pc.Server(0), 0))); out.Verdict != program.Forwarded {
 		t.Fatalf("reply: %v", out.Result)
 	}
-	if o, l := reg(t, sw, pipeline.RegisterServerOutstanding, 0), reg(t, sw, pipeline.RegisterServerLastSeen, 0); o != 0 || l != 1150 {
-		t.Errorf("after reply: outstanding %d last_seen %d", o, l)
+	if c := credit(); c != (pipeline.Credit{Outstanding: 0, LastTick: 1150}) {
+		t.Errorf("after the reply: %+v", c)
 	}
 }
 
@@ -119,7 +122,7 @@ func TestHoldSeesReleaseBetweenPasses(t *testing.T) {
 	install(t, sw, []pc.Entry{
 		pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
 		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0),
-		p.Entry(0), pc.Endpoint(0, pc.Server(0))})
+		p.Entry(0), pc.Endpoint(0, pc.Server(0)), pc.ReplySource(0, pc.Server(0))})
 	r1 := pc.Request(pc.Client(1), 1, 500, 0)
 	if out := sw.Inject(1, pc.Bytes(r1)); out.Verdict != program.Forwarded {
 		t.Fatal(out.Result)
@@ -183,10 +186,10 @@ func TestSetPipelineRebindsAndRejects(t *testing.T) {
 	// A P4Info of another program is rejected, saying why.
 	bad := proto.Clone(DefaultP4Info()).(*p4configv1.P4Info)
 	bad.Tables = bad.Tables[1:]
-	bad.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8
+	bad.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8 // server_credit_0
 	err = sw.SetPipeline(ctx, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, &p4v1.ForwardingPipelineConfig{P4Info: bad})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "table "+pipeline.TableClientSite+" is missing") ||
-		!strings.Contains(err.Error(), "bit<8>, want bit<16>") {
+		!strings.Contains(err.Error(), "bit<8>, want bit<64>") {
 		t.Fatalf("mismatching p4info: %v", err)
 	}
 	if out := sw.Inject(1, frame); out.Reason != program.Unreachable {
@@ -247,7 +250,8 @@ func TestConcurrentPacketsAndWrites(t *testing.T) {
 	p := pc.Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJBSQ}
 	install(t, sw, []pc.Entry{pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.Feasibility(1, 0, 0xFFFF, 1, 0),
 		pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), p.Entry(0),
-		pc.Endpoint(0, pc.Server(0)), pc.Endpoint(1, pc.Server(1)), pc.Endpoint(2, pc.Server(2)), pc.Endpoint(3, pc.Server(3))})
+		pc.Endpoint(0, pc.Server(0)), pc.Endpoint(1, pc.Server(1)), pc.Endpoint(2, pc.Server(2)), pc.Endpoint(3, pc.Server(3)),
+		pc.ReplySource(1, pc.Server(1))})
 	var wg sync.WaitGroup
 	const n = 300
 	for g := 0; g < 2; g++ {
@@ -329,10 +333,11 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pc.Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJBSQ, Bound: 1, MaxHolds: 2, OnFull: pipeline.OnFullForce, CreditTTLus: 5}
+	p := pc.Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJBSQ, Bound: 1, MaxHolds: 2, OnFull: pipeline.OnFullForce, CreditTick: 3}
 	install(t, sw, []pc.Entry{pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
 		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 2), p.Entry(0), pc.ExecCost(0, 3, false),
-		pc.Endpoint(0, pc.Server(0)), pc.Endpoint(1, pc.Server(1)), pc.Endpoint(2, pc.Server(2)), pc.Endpoint(3, pc.Server(3))})
+		pc.Endpoint(0, pc.Server(0)), pc.Endpoint(1, pc.Server(1)), pc.Endpoint(2, pc.Server(2)), pc.Endpoint(3, pc.Server(3)),
+		pc.ReplySource(1, pc.Server(1))})
 	req := pc.Request(pc.Client(1), 1, 500, 0)
 	frames := [][]byte{pc.Bytes(req)}
 	req.Header.Server, req.Header.Site = 1, 1
@@ -362,7 +367,7 @@ func TestEgressListenerCanInject(t *testing.T) {
 	}
 	p := pc.Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 1}
 	install(t, sw, []pc.Entry{pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1),
-		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), p.Entry(0), pc.Endpoint(0, pc.Server(0))})
+		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), p.Entry(0), pc.Endpoint(0, pc.Server(0)), pc.ReplySource(0, pc.Server(0))})
 	var toClient int
 	sw.OnEgress(func(e Egress) {
 		switch e.Port {

@@ -94,13 +94,13 @@ func TestDecodeTableEntry(t *testing.T) {
 	if _, err := idx.DecodeTableEntry(e); err == nil {
 		t.Error("unknown table id decoded")
 	}
-	if u, err := idx.RegisterWrite("server_outstanding", 3, 7); err != nil || u.GetType() != p4v1.Update_MODIFY {
+	if u, err := idx.RegisterWrite("server_work_us", 3, 7); err != nil || u.GetType() != p4v1.Update_MODIFY {
 		t.Errorf("RegisterWrite: %v %v", u, err)
 	}
-	if _, err := idx.RegisterWrite("server_outstanding", 1024, 7); err == nil {
+	if _, err := idx.RegisterWrite("server_work_us", 1024, 7); err == nil {
 		t.Error("register index beyond size accepted")
 	}
-	if _, err := idx.RegisterWrite("server_outstanding", 1, 1<<16); err == nil {
+	if _, err := idx.RegisterWrite("server_work_us", 1, 1<<32); err == nil {
 		t.Error("register value wider than the cell accepted")
 	}
 }

@@ -44,7 +44,7 @@ func TestIndexLookups(t *testing.T) {
 		arg    string
 	}{
 		{"action", idx.ActionID, "route_to_region"},
-		{"register", idx.RegisterID, "server_outstanding"},
+		{"register", idx.RegisterID, "server_credit_0"},
 		{"counter", idx.CounterID, "dispatch_events"},
 	} {
 		id, err := tc.lookup(tc.arg)
@@ -55,7 +55,7 @@ func TestIndexLookups(t *testing.T) {
 	if id, err := idx.MatchFieldID("carbon_rank", "feasible"); err != nil || id == 0 {
 		t.Errorf("match field: %d %v", id, err)
 	}
-	if id, err := idx.ParamID("set_pool", "credit_ttl_us"); err != nil || id == 0 {
+	if id, err := idx.ParamID("set_pool", "credit_tick"); err != nil || id == 0 {
 		t.Errorf("param: %d %v", id, err)
 	}
 	// Unknown names are errors, never id 0 with nil error.

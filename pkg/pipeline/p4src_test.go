@@ -186,6 +186,12 @@ func TestDefinesMatchContract(t *testing.T) {
 		"EXEC_CLASS_SIZE":      size(TableExecClassCost),
 		"L3_FORWARD_SIZE":      size(TableL3Forward),
 		"L2_FORWARD_SIZE":      size(TableL2Forward),
+		"SERVER_ENDPOINT_SIZE": size(TableServerEndpoint),
+		"REPLY_SOURCE_SIZE":    size(TableReplySource),
+		"SLOT_CELLS":           SlotCells,
+		"CREDIT_TTL_TICKS":     CreditTTLTicks,
+		"MAX_CREDIT_TICK":      MaxCreditTick,
+		"UNBOUNDED":            Unbounded,
 		"P4CTL_UDP_PORT":       wire.UDPPort,
 		"P4CTL_VERSION":        wire.Version,
 		"P4CTL_HEADER_BYTES":   wire.HeaderLen,
@@ -210,7 +216,7 @@ func TestDefinesMatchContract(t *testing.T) {
 		"NEXT_HOP_LOCAL":       NextHopLocal,
 		"NEXT_HOP_REMOTE":      NextHopRemote,
 	}
-	for e := EventMalformed; e <= EventUnreachable; e++ {
+	for _, e := range Events() {
 		want["EVENT_"+strings.ToUpper(strings.ReplaceAll(e.String(), "-", "_"))] = uint64(e)
 	}
 	for name, w := range want {

@@ -18,12 +18,14 @@ const (
 	MaxRegions = 32   // width of the feasible-region bitmap; region ids 0..31
 	MaxServers = 1024 // per-server register and counter arrays; server ids 0..1023
 	MaxSites   = 1024 // client_site table size
-	NumEvents  = 16   // size of the dispatch_events counter
+	NumEvents  = 16   // size of each dispatch_events counter
 
-	// Candidates is how many servers the dispatcher samples per pass: the
-	// aligned group of 4 around a hash, so pools of <= 4 servers are scanned
-	// exhaustively (exact JBSQ) and larger pools are sampled (power-of-4).
+	// Candidates is how many servers a pass may try: the aligned group of 4
+	// around a hash, one per slot array, so pools of <= 4 servers are
+	// scanned exhaustively (exact JBSQ) and larger pools are sampled.
 	Candidates = 4
+	// SlotCells is the size of each server_credit_<slot> array.
+	SlotCells = MaxServers / Candidates
 )
 
 // Bit widths of fields and parameters.
@@ -45,8 +47,9 @@ const (
 	WidthCapacity  = 32
 	WidthMicros    = 32 // TTLs and exec-class costs, in microseconds
 	WidthFlag      = 1
-	WidthTimestamp = 48
-	WidthCount     = 16 // server_outstanding cells
+	WidthTimestamp = 48 // v1model's ingress timestamp, µs
+	WidthTick      = 8  // set_pool.credit_tick
+	WidthCredit    = 64 // server_credit_<slot> cells: last_tick (32) ++ outstanding (32)
 	WidthWork      = 32 // server_work_us cells
 	WidthRegionCnt = 32 // region_outstanding cells
 )
@@ -59,8 +62,11 @@ const (
 	PolicyRandom  Policy = 0 // bind to candidate 0 (hash): the baseline
 	PolicyP2C     Policy = 1 // the less-outstanding of candidates 0 and 1
 	PolicyP2CWork Policy = 2 // the smaller expected remaining work of candidates 0 and 1 (PathFinder)
-	PolicyJBSQ    Policy = 3 // least outstanding of the 4 candidates, only if below the bound n
+	PolicyJBSQ    Policy = 3 // an idle candidate, else the least outstanding of the group, only below the bound n
 	PolicyJIQ     Policy = 4 // an idle candidate (JBSQ with n = 1)
+
+	// PolicyCodes is one more than the largest policy code.
+	PolicyCodes = 5
 )
 
 // String returns the policy's CLI name.
@@ -82,7 +88,7 @@ func (p Policy) String() string {
 
 // ParsePolicy maps a CLI name to a Policy.
 func ParsePolicy(s string) (Policy, bool) {
-	for p := PolicyRandom; p <= PolicyJIQ; p++ {
+	for p := range Policy(PolicyCodes) {
 		if p.String() == s {
 			return p, true
 		}
@@ -96,7 +102,7 @@ type OnFull uint8
 // On-full outcomes.
 const (
 	OnFullNack  OnFull = 0 // turn the request into a NACK back to the client
-	OnFullForce OnFull = 1 // bind to the least-loaded candidate anyway (flag forced)
+	OnFullForce OnFull = 1 // bind to the least-loaded candidate anyway (forced round, flag forced)
 )
 
 // NextHop kinds selected by region_next_hop.
@@ -106,23 +112,38 @@ const (
 	NextHopRemote = 2 // forward_remote: rewrite toward the region's gateway
 )
 
-// Event is an index into the dispatch_events counter.
+// Event is an index into the dispatch_events counters.
 type Event uint32
 
-// dispatch_events counter indices. Written by the data plane only.
+// dispatch_events counter indices. Written by the data plane only. Each
+// event belongs to one Lane, a counter of its own, so that a pass counts at
+// most once per counter (Tofino's rule); an event's count is its lane's
+// counter at the event's index.
 const (
 	EventMalformed     Event = 0  // parser error, bad version or type on a p4ctl packet: dropped
 	EventFallback      Event = 1  // carbon_rank miss: nearest region used
-	EventSpilled       Event = 2  // a full feasible region was masked out
-	EventHold          Event = 3  // a request was recirculated (one per hold)
+	EventSpilled       Event = 2  // a pass retried region selection without the regions that refused (capacity)
+	EventHold          Event = 3  // a request was resampled after every candidate refused (one per hold)
 	EventNack          Event = 4  // a request was turned into a NACK
-	EventForced        Event = 5  // a request was bound above the bound
+	EventForced        Event = 5  // a request was bound by a forced round (on_full = force, no holds left)
 	EventLongDeferred  Event = 6  // a hold caused by the long-request reserve
-	EventStaleReset    Event = 7  // a candidate's credit expired (TTL) and read as 0
+	EventStaleReset    Event = 7  // an expired credit with outstanding requests was reset (not counted on TNA)
 	EventReplyReleased Event = 8  // a reply released a server slot
 	EventReplyRejected Event = 9  // a reply whose source is not the server's address: dropped
 	EventUnreachable   Event = 10 // no next hop, no pool or unknown server: dropped
+	EventLevelRound    Event = 11 // a request was recirculated to retry its group at the least refused count
+	EventRegionFull    Event = 12 // a region at capacity refused the request: recirculated to spill
+	lastEvent                = EventRegionFull
 )
+
+// Events lists every event code in order.
+func Events() []Event {
+	out := make([]Event, 0, lastEvent+1)
+	for e := EventMalformed; e <= lastEvent; e++ {
+		out = append(out, e)
+	}
+	return out
+}
 
 // String returns the event's name, as p4ctl prints counters.
 func (e Event) String() string {
@@ -149,6 +170,51 @@ func (e Event) String() string {
 		return "reply-rejected"
 	case EventUnreachable:
 		return "unreachable"
+	case EventLevelRound:
+		return "level-round"
+	case EventRegionFull:
+		return "region-full"
 	}
 	return "event(" + strconv.Itoa(int(e)) + ")"
 }
+
+// Lane is one of the dispatch_events counters. A pass counts at most one
+// event per lane: its outcome, a spill, a fallback, and a cause.
+type Lane uint8
+
+// Lanes, in the order of Lanes().
+const (
+	LaneOutcome  Lane = iota // what the pass did: malformed, hold, nack, forced, replies, unreachable, level-round, region-full
+	LaneSpill                // spilled
+	LaneFallback             // fallback
+	LaneCause                // why: long-deferred, stale-reset
+)
+
+// Lane returns the counter that counts e.
+func (e Event) Lane() Lane {
+	switch e {
+	case EventSpilled:
+		return LaneSpill
+	case EventFallback:
+		return LaneFallback
+	case EventLongDeferred, EventStaleReset:
+		return LaneCause
+	}
+	return LaneOutcome
+}
+
+// Counter is the lane's counter name.
+func (l Lane) Counter() string {
+	switch l {
+	case LaneSpill:
+		return CounterDispatchEventsSpill
+	case LaneFallback:
+		return CounterDispatchEventsFallback
+	case LaneCause:
+		return CounterDispatchEventsCause
+	}
+	return CounterDispatchEvents
+}
+
+// Lanes lists the dispatch_events counters.
+func Lanes() []Lane { return []Lane{LaneOutcome, LaneSpill, LaneFallback, LaneCause} }

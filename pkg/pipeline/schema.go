@@ -1,5 +1,10 @@
 package pipeline
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // Fully-qualified P4Info names. Every table, action, register and counter is
 // declared directly in the ingress control P4ctlIngress (same control name in
 // v1model and TNA, as fabric-tna does), so the names are identical on BMv2 and
@@ -15,6 +20,7 @@ const (
 	TableServerPool     = Control + ".server_pool"
 	TableExecClassCost  = Control + ".exec_class_cost"
 	TableServerEndpoint = Control + ".server_endpoint"
+	TableReplySource    = Control + ".reply_source"
 	TableL3Forward      = Control + ".l3_forward"
 	TableL2Forward      = Control + ".l2_forward"
 
@@ -28,19 +34,86 @@ const (
 	ActionSetPool           = Control + ".set_pool"
 	ActionSetExecCost       = Control + ".set_exec_cost"
 	ActionSetServerEndpoint = Control + ".set_server_endpoint"
+	ActionSetReplySource    = Control + ".set_reply_source"
 	ActionForward           = Control + ".forward"
 	ActionDrop              = Control + ".drop"
 
-	RegisterServerOutstanding = Control + ".server_outstanding"
-	RegisterServerWork        = Control + ".server_work_us"
-	RegisterServerLastSeen    = Control + ".server_last_seen"
-	RegisterRegionOutstanding = Control + ".region_outstanding"
-	RegisterRegionFull        = Control + ".region_full"
+	// RegisterServerCreditPrefix + slot (0..3) names the credit arrays:
+	// server s's {outstanding, last_tick} is cell s/4 of
+	// server_credit_<s mod 4> (Slot).
+	RegisterServerCreditPrefix = Control + ".server_credit_"
+	RegisterServerWork         = Control + ".server_work_us" // v1model only: p2c-work's expected remaining work
+	RegisterRegionOutstanding  = Control + ".region_outstanding"
 
 	CounterRegionRouted   = Control + ".region_routed"
 	CounterRegionFallback = Control + ".region_fallback"
 	CounterServerBound    = Control + ".server_bound"
-	CounterDispatchEvents = Control + ".dispatch_events"
+	// The dispatch_events lanes (Lane): an event's count is its lane's
+	// counter at the event's index.
+	CounterDispatchEvents         = Control + ".dispatch_events"
+	CounterDispatchEventsSpill    = Control + ".dispatch_events_spill"
+	CounterDispatchEventsFallback = Control + ".dispatch_events_fallback"
+	CounterDispatchEventsCause    = Control + ".dispatch_events_cause"
+)
+
+// RegisterServerCredit returns the name of slot's credit array.
+func RegisterServerCredit(slot int) string {
+	return RegisterServerCreditPrefix + strconv.Itoa(slot)
+}
+
+// TNA-only tables and actions: constant tables (const entries, never written
+// by the controller) that stand in for what Tofino cannot compute — a
+// variable shift or a slice at a variable offset.
+const (
+	// TableRegionBit maps a region to 1 << region (region_bit(region) →
+	// set_region_bit(bit_r)).
+	TableRegionBit     = Control + ".region_bit"
+	ActionSetRegionBit = Control + ".set_region_bit"
+	// TableCreditClock maps a pool's credit_tick to its credit clock, a
+	// 32-bit slice of global_tstamp (NowTick).
+	TableCreditClock = Control + ".credit_clock"
+	// TableDispatchSlots maps (policy, base mod 4, size_mask mod 4, the
+	// random candidate mod 4) to the slots a pass tries (CandidateServers).
+	TableDispatchSlots = Control + ".dispatch_slots"
+)
+
+// Action parameter names (declaration order is Schema's).
+const (
+	ParamSite         = "site"
+	ParamFeasible     = "feasible"
+	ParamNearest      = "nearest"
+	ParamEpoch        = "epoch"
+	ParamRegion       = "region"
+	ParamCapacity     = "capacity"
+	ParamPort         = "port"
+	ParamDMAC         = "dmac"
+	ParamAddr         = "addr"
+	ParamBase         = "base"
+	ParamSizeMask     = "size_mask"
+	ParamPolicy       = "policy"
+	ParamBound        = "bound"
+	ParamMaxHolds     = "max_holds"
+	ParamOnFull       = "on_full"
+	ParamCreditTick   = "credit_tick"
+	ParamLongReserve  = "long_reserve"
+	ParamLongMaxHolds = "long_max_holds"
+	ParamCostMicros   = "cost_us"
+	ParamIsLong       = "is_long"
+)
+
+// Table sizes (entries).
+const (
+	SizeClientSite     = MaxSites
+	SizeSLAFeasibility = 4096
+	SizeActiveEpoch    = 1
+	SizeCarbonRank     = 4096
+	SizeRegionNextHop  = MaxRegions
+	SizeServerPool     = MaxRegions
+	SizeExecClassCost  = 256
+	SizeServerEndpoint = MaxServers
+	SizeReplySource    = MaxServers
+	SizeL3Forward      = 16384
+	SizeL2Forward      = 1024
 )
 
 // Match-field names (the @name of each key).
@@ -136,63 +209,123 @@ type Program struct {
 	Counters  []Counter
 }
 
-// Schema returns the program's contract. Each call returns a fresh value.
-func Schema() Program {
-	return Program{
+// Arch is a P4 architecture the program is written for.
+type Arch string
+
+// Architectures.
+const (
+	V1Model Arch = "v1model" // BMv2 simple_switch_grpc and the embedded Go model
+	TNA     Arch = "tna"     // Tofino (bf-p4c --arch tna)
+)
+
+// ParseArch maps a name ("" = v1model) to an Arch.
+func ParseArch(s string) (Arch, error) {
+	switch Arch(s) {
+	case "", V1Model:
+		return V1Model, nil
+	case TNA:
+		return TNA, nil
+	}
+	return "", fmt.Errorf("unknown architecture %q (want %s or %s)", s, V1Model, TNA)
+}
+
+// Supports reports whether the architecture's program runs policy p
+// faithfully in one pass, with a reason when it does not. Power-of-two
+// choices compare two servers' loads and then update the chosen one: on
+// Tofino that is a read in one pass and a write in a later one, the lost
+// update the one-pass design removes (docs/PIPELINE.md "Policies on TNA").
+func (a Arch) Supports(p Policy) error {
+	if a == TNA && (p == PolicyP2C || p == PolicyP2CWork) {
+		return fmt.Errorf("policy %s is not available on Tofino (tna): comparing two servers' loads and then updating the chosen one takes two passes there; use jbsq, jiq or random, or a v1model target", p)
+	}
+	return nil
+}
+
+// Schema returns the v1model program's contract (BMv2 and the embedded
+// target). Each call returns a fresh value.
+func Schema() Program { return SchemaFor(V1Model) }
+
+// SchemaFor returns the contract of arch's program: the same tables,
+// actions and parameters on every architecture (plus TNA's constant
+// tables), the same credit and region registers and counters; only v1model
+// keeps server_work_us, which p2c-work needs. Each call returns a fresh value.
+func SchemaFor(arch Arch) Program {
+	p := Program{
 		Actions: []Action{
 			{Name: ActionNoAction},
-			{Name: ActionSetClientSite, Params: []Param{{"site", WidthSite}}},
-			{Name: ActionSetFeasible, Params: []Param{{"feasible", WidthBitmap}, {"nearest", WidthRegion}}},
-			{Name: ActionSetActiveEpoch, Params: []Param{{"epoch", WidthEpoch}}},
-			{Name: ActionRouteToRegion, Params: []Param{{"region", WidthRegion}}},
-			{Name: ActionDispatchLocal, Params: []Param{{"capacity", WidthCapacity}}},
-			{Name: ActionForwardRemote, Params: []Param{{"port", WidthPort}, {"dmac", WidthMAC}, {"addr", WidthIPv4}, {"capacity", WidthCapacity}}},
+			{Name: ActionSetClientSite, Params: []Param{{ParamSite, WidthSite}}},
+			{Name: ActionSetFeasible, Params: []Param{{ParamFeasible, WidthBitmap}, {ParamNearest, WidthRegion}}},
+			{Name: ActionSetActiveEpoch, Params: []Param{{ParamEpoch, WidthEpoch}}},
+			{Name: ActionRouteToRegion, Params: []Param{{ParamRegion, WidthRegion}}},
+			{Name: ActionDispatchLocal, Params: []Param{{ParamCapacity, WidthCapacity}}},
+			{Name: ActionForwardRemote, Params: []Param{{ParamPort, WidthPort}, {ParamDMAC, WidthMAC}, {ParamAddr, WidthIPv4}, {ParamCapacity, WidthCapacity}}},
 			{Name: ActionSetPool, Params: []Param{
-				{"base", WidthServer}, {"size_mask", WidthServer}, {"policy", WidthPolicy}, {"bound", WidthBound},
-				{"max_holds", WidthHolds}, {"on_full", WidthOnFull}, {"credit_ttl_us", WidthMicros},
-				{"long_reserve", WidthBound}, {"long_max_holds", WidthHolds},
+				{ParamBase, WidthServer}, {ParamSizeMask, WidthServer}, {ParamPolicy, WidthPolicy}, {ParamBound, WidthBound},
+				{ParamMaxHolds, WidthHolds}, {ParamOnFull, WidthOnFull}, {ParamCreditTick, WidthTick},
+				{ParamLongReserve, WidthBound}, {ParamLongMaxHolds, WidthHolds},
 			}},
-			{Name: ActionSetExecCost, Params: []Param{{"cost_us", WidthMicros}, {"is_long", WidthFlag}}},
-			{Name: ActionSetServerEndpoint, Params: []Param{{"port", WidthPort}, {"dmac", WidthMAC}, {"addr", WidthIPv4}}},
-			{Name: ActionForward, Params: []Param{{"port", WidthPort}}},
+			{Name: ActionSetExecCost, Params: []Param{{ParamCostMicros, WidthMicros}, {ParamIsLong, WidthFlag}}},
+			{Name: ActionSetServerEndpoint, Params: []Param{{ParamPort, WidthPort}, {ParamDMAC, WidthMAC}, {ParamAddr, WidthIPv4}}},
+			{Name: ActionSetReplySource, Params: []Param{{ParamAddr, WidthIPv4}}},
+			{Name: ActionForward, Params: []Param{{ParamPort, WidthPort}}},
 			{Name: ActionDrop},
 		},
 		Tables: []Table{
 			{Name: TableClientSite, Keys: []Field{{FieldSrcAddr, LPM, WidthIPv4}},
-				Actions: []string{ActionSetClientSite, ActionNoAction}, DefaultAction: ActionNoAction, Size: MaxSites},
+				Actions: []string{ActionSetClientSite, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeClientSite},
 			{Name: TableSLAFeasibility, Keys: []Field{{FieldSite, Exact, WidthSite}, {FieldSLA, Range, WidthSLA}},
-				Actions: []string{ActionSetFeasible, ActionNoAction}, DefaultAction: ActionNoAction, Size: 4096},
+				Actions: []string{ActionSetFeasible, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeSLAFeasibility},
 			{Name: TableActiveEpoch,
-				Actions: []string{ActionSetActiveEpoch}, DefaultAction: ActionSetActiveEpoch, DefaultParams: []uint64{0}, Size: 1},
+				Actions: []string{ActionSetActiveEpoch}, DefaultAction: ActionSetActiveEpoch, DefaultParams: []uint64{0}, Size: SizeActiveEpoch},
 			{Name: TableCarbonRank, Keys: []Field{{FieldEpoch, Exact, WidthEpoch}, {FieldSite, Ternary, WidthSite}, {FieldFeasible, Ternary, WidthBitmap}},
-				Actions: []string{ActionRouteToRegion, ActionNoAction}, DefaultAction: ActionNoAction, Size: 4096},
+				Actions: []string{ActionRouteToRegion, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeCarbonRank},
 			{Name: TableRegionNextHop, Keys: []Field{{FieldRegion, Exact, WidthRegion}},
-				Actions: []string{ActionDispatchLocal, ActionForwardRemote, ActionNoAction}, DefaultAction: ActionNoAction, Size: MaxRegions},
+				Actions: []string{ActionDispatchLocal, ActionForwardRemote, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeRegionNextHop},
 			{Name: TableServerPool, Keys: []Field{{FieldRegion, Exact, WidthRegion}},
-				Actions: []string{ActionSetPool, ActionNoAction}, DefaultAction: ActionNoAction, Size: MaxRegions},
+				Actions: []string{ActionSetPool, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeServerPool},
 			{Name: TableExecClassCost, Keys: []Field{{FieldExecClass, Exact, WidthExecClass}},
-				Actions: []string{ActionSetExecCost, ActionNoAction}, DefaultAction: ActionNoAction, Size: 256},
+				Actions: []string{ActionSetExecCost, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeExecClassCost},
 			{Name: TableServerEndpoint, Keys: []Field{{FieldServer, Exact, WidthServer}},
-				Actions: []string{ActionSetServerEndpoint, ActionNoAction}, DefaultAction: ActionNoAction, Size: MaxServers},
+				Actions: []string{ActionSetServerEndpoint, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeServerEndpoint},
+			{Name: TableReplySource, Keys: []Field{{FieldServer, Exact, WidthServer}},
+				Actions: []string{ActionSetReplySource, ActionNoAction}, DefaultAction: ActionNoAction, Size: SizeReplySource},
 			{Name: TableL3Forward, Keys: []Field{{FieldDstAddr, LPM, WidthIPv4}},
-				Actions: []string{ActionForward, ActionDrop}, DefaultAction: ActionDrop, Size: 16384},
+				Actions: []string{ActionForward, ActionDrop}, DefaultAction: ActionDrop, Size: SizeL3Forward},
 			{Name: TableL2Forward, Keys: []Field{{FieldDstMAC, Exact, WidthMAC}},
-				Actions: []string{ActionForward, ActionDrop}, DefaultAction: ActionDrop, Size: 1024},
-		},
-		Registers: []Register{
-			{RegisterServerOutstanding, WidthCount, MaxServers},
-			{RegisterServerWork, WidthWork, MaxServers},
-			{RegisterServerLastSeen, WidthTimestamp, MaxServers},
-			{RegisterRegionOutstanding, WidthRegionCnt, MaxRegions},
-			{RegisterRegionFull, WidthBitmap, 1},
+				Actions: []string{ActionForward, ActionDrop}, DefaultAction: ActionDrop, Size: SizeL2Forward},
 		},
 		Counters: []Counter{
 			{CounterRegionRouted, MaxRegions, Both},
 			{CounterRegionFallback, MaxRegions, Both},
 			{CounterServerBound, MaxServers, Both},
-			{CounterDispatchEvents, NumEvents, Both},
 		},
 	}
+	for slot := range Candidates {
+		p.Registers = append(p.Registers, Register{RegisterServerCredit(slot), WidthCredit, SlotCells})
+	}
+	if arch != TNA {
+		p.Registers = append(p.Registers, Register{RegisterServerWork, WidthWork, MaxServers})
+	}
+	p.Registers = append(p.Registers, Register{RegisterRegionOutstanding, WidthRegionCnt, MaxRegions})
+	for _, l := range Lanes() {
+		p.Counters = append(p.Counters, Counter{l.Counter(), NumEvents, Both})
+	}
+	return p
+}
+
+// TNAOnly are the TNA program's constant tables and their actions, in its
+// P4Info but never written by the controller.
+func TNAOnly() map[string]bool {
+	return map[string]bool{
+		TableRegionBit: true, ActionSetRegionBit: true,
+		TableCreditClock: true, TableDispatchSlots: true,
+	}
+}
+
+// TableSize returns the size of the named table of the contract (0 if none).
+func TableSize(name string) int {
+	t, _ := Schema().Table(name)
+	return t.Size
 }
 
 // Table returns the named table of p and whether it exists.

@@ -1,6 +1,9 @@
 package pipeline
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The schema must be internally consistent: every table's actions exist,
 // its default action is one of them with the right number of arguments,
@@ -52,8 +55,29 @@ func TestSchemaConsistent(t *testing.T) {
 	for _, c := range p.Counters {
 		unique("counter", c.Name)
 	}
-	if c := p.Counters[len(p.Counters)-1]; c.Name != CounterDispatchEvents || c.Size < int(EventUnreachable)+1 {
-		t.Errorf("dispatch_events too small for the event codes: %+v", c)
+	for _, l := range Lanes() {
+		c, ok := counter(p, l.Counter())
+		if !ok {
+			t.Errorf("lane %d: no counter %s", l, l.Counter())
+		} else if c.Size < len(Events()) {
+			t.Errorf("%s too small for the event codes: %+v", c.Name, c)
+		}
+	}
+	// Every event has a name and a lane; the four lanes are distinct counters.
+	for _, e := range Events() {
+		if strings.HasPrefix(e.String(), "event(") {
+			t.Errorf("event %d has no name", e)
+		}
+	}
+	// The TNA program has the same contract but server_work_us.
+	tna := SchemaFor(TNA)
+	if len(tna.Registers) != len(p.Registers)-1 {
+		t.Errorf("TNA registers %v", tna.Registers)
+	}
+	for _, r := range tna.Registers {
+		if r.Name == RegisterServerWork {
+			t.Error("TNA declares server_work_us")
+		}
 	}
 }
 
@@ -69,5 +93,34 @@ func TestPolicyNames(t *testing.T) {
 	}
 	if EventReplyRejected.String() != "reply-rejected" || Event(99).String() != "event(99)" {
 		t.Error("event names")
+	}
+}
+
+func counter(p Program, name string) (Counter, bool) {
+	for _, c := range p.Counters {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Counter{}, false
+}
+
+func TestArchSupports(t *testing.T) {
+	for p := range Policy(PolicyCodes) {
+		if err := V1Model.Supports(p); err != nil {
+			t.Errorf("v1model refuses %s: %v", p, err)
+		}
+		err := TNA.Supports(p)
+		if (p == PolicyP2C || p == PolicyP2CWork) != (err != nil) {
+			t.Errorf("TNA and %s: %v", p, err)
+		}
+	}
+	for _, s := range []string{"", "v1model", "tna"} {
+		if _, err := ParseArch(s); err != nil {
+			t.Errorf("ParseArch(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseArch("psa"); err == nil {
+		t.Error("psa accepted")
 	}
 }

@@ -38,7 +38,7 @@ const (
 	// PolicyCCap is C with per-region capacity: when the cleanest feasible
 	// region is full, spill to the next-cleanest feasible one; when all
 	// feasible regions are full, keep the feasible set (stateful:
-	// DecideCCap with a CapState). This is what the switch's region_full
+	// DecideCCap with a CapState). This is what the switch's region capacity
 	// bitmap does.
 	PolicyCCap
 	numPolicies

@@ -272,6 +272,9 @@ func TestLoopbackEndToEnd(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer rcancel()
 	ev := r.read(rctx, pipeline.CounterDispatchEvents)
+	for i, v := range r.read(rctx, pipeline.CounterDispatchEventsFallback) {
+		ev[i] += v
+	}
 	for _, e := range []pipeline.Event{pipeline.EventMalformed, pipeline.EventReplyRejected, pipeline.EventUnreachable, pipeline.EventNack, pipeline.EventFallback} {
 		if ev[e] != 0 {
 			t.Errorf("dispatch_events[%s] = %d, want 0", e, ev[e])
@@ -280,8 +283,15 @@ func TestLoopbackEndToEnd(t *testing.T) {
 	if got := ev[pipeline.EventReplyReleased]; got != uint64(len(all)) {
 		t.Errorf("dispatch_events[reply-released] = %d, want %d (one per request)", got, len(all))
 	}
-	for _, reg := range []string{pipeline.RegisterServerOutstanding, pipeline.RegisterServerWork, pipeline.RegisterRegionOutstanding} {
+	regs := []string{pipeline.RegisterServerWork, pipeline.RegisterRegionOutstanding}
+	for slot := range pipeline.Candidates {
+		regs = append(regs, pipeline.RegisterServerCredit(slot))
+	}
+	for _, reg := range regs {
 		for i, v := range r.read(rctx, reg) {
+			if reg != pipeline.RegisterServerWork && reg != pipeline.RegisterRegionOutstanding {
+				v = uint64(pipeline.CreditFromCell(v).Outstanding)
+			}
 			if v != 0 {
 				t.Errorf("%s[%d] = %d after the run, want 0 (slot not released)", reg, i, v)
 			}

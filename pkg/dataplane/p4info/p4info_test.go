@@ -75,7 +75,7 @@ func TestCheckReportsDifferences(t *testing.T) {
 		t.Fatal("Check accepted a mismatching p4info")
 	}
 	for _, want := range []string{"key src_addr is 31 bits, want 32", "key sla_ms is TERNARY, want RANGE",
-		"register " + pipeline.RegisterServerOutstanding + " is missing", "parameter site is missing",
+		"register " + pipeline.RegisterServerCredit(0) + " is missing", "parameter site is missing",
 		"unexpected parameter other", "unexpected table P4ctlIngress.extra"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -35,7 +35,7 @@ func FuzzWrite(f *testing.F) {
 	seed(idx.TableEntry("sla_feasibility").Exact("site", 1).Range("sla_ms", 0, 300).Priority(1).Action("set_feasible", p4rt.Param("feasible", 3), p4rt.Param("nearest", 1)), p4v1.Update_MODIFY)
 	seed(idx.TableEntry("client_site").LPM("src_addr", uint32(0x0a000000), 8).Action("set_client_site", p4rt.Param("site", 1)), p4v1.Update_DELETE)
 	seed(idx.TableEntry("active_epoch").Default().Action("set_active_epoch", p4rt.Param("epoch", 1)), p4v1.Update_MODIFY)
-	reg, _ := idx.RegisterWrite("server_outstanding", 1, 1)
+	reg, _ := idx.RegisterWrite("server_credit_1", 1, 1)
 	data, _ := proto.Marshal(&p4v1.WriteRequest{DeviceId: 1, ElectionId: &p4v1.Uint128{Low: 1}, Updates: []*p4v1.Update{reg}})
 	f.Add(data)
 	f.Add([]byte{})

@@ -77,7 +77,7 @@ type Pool struct {
 	Bound          uint16
 	MaxHolds       uint8
 	OnFull         pipeline.OnFull
-	CreditTTLus    uint32
+	CreditTick     uint8 // 0 = no expiry (pipeline.CreditTickFor)
 	LongReserve    uint16
 	LongMaxHolds   uint8
 }
@@ -88,7 +88,7 @@ func (p Pool) Entry(region uint8) Entry {
 		Action: pipeline.ActionSetPool, Params: []Param{
 			{"base", uint64(p.Base)}, {"size_mask", uint64(p.SizeMask)}, {"policy", uint64(p.Policy)},
 			{"bound", uint64(p.Bound)}, {"max_holds", uint64(p.MaxHolds)}, {"on_full", uint64(p.OnFull)},
-			{"credit_ttl_us", uint64(p.CreditTTLus)}, {"long_reserve", uint64(p.LongReserve)},
+			{"credit_tick", uint64(p.CreditTick)}, {"long_reserve", uint64(p.LongReserve)},
 			{"long_max_holds", uint64(p.LongMaxHolds)}}}
 }
 
@@ -102,11 +102,22 @@ func ExecCost(class uint8, costUs uint32, long bool) Entry {
 		Action: pipeline.ActionSetExecCost, Params: []Param{{"cost_us", uint64(costUs)}, {"is_long", l}}}
 }
 
-// Endpoint declares server id's host.
+// Endpoint declares where bound requests for server id go (server_endpoint).
 func Endpoint(id uint16, h Host) Entry {
 	return Entry{Table: pipeline.TableServerEndpoint, Match: []Match{Exact(pipeline.FieldServer, uint64(id))},
 		Action: pipeline.ActionSetServerEndpoint, Params: []Param{{"port", uint64(h.Port)}, {"dmac", h.MAC}, {"addr", uint64(h.IP)}}}
 }
+
+// ReplySource declares the address server id's replies must come from
+// (reply_source).
+func ReplySource(id uint16, h Host) Entry {
+	return Entry{Table: pipeline.TableReplySource, Match: []Match{Exact(pipeline.FieldServer, uint64(id))},
+		Action: pipeline.ActionSetReplySource, Params: []Param{{"addr", uint64(h.IP)}}}
+}
+
+// Serves is the pair of entries a pool member needs: its endpoint and its
+// reply source.
+func Serves(id uint16, h Host) []Entry { return []Entry{Endpoint(id, h), ReplySource(id, h)} }
 
 // L3Route forwards an IPv4 destination prefix to port.
 func L3Route(prefix uint32, plen int, port uint32) Entry {

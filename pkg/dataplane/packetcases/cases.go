@@ -2,7 +2,7 @@ package packetcases
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -39,7 +39,12 @@ type Expect struct {
 
 // Packet is one input frame and its expected outcome.
 type Packet struct {
-	Note   string
+	Note string
+	// After is how long after the previous packet this one is sent: the
+	// embedded target's clock is advanced by it, BMv2's harness sleeps it.
+	// Only credit-TTL cases need it; ticks are chosen so that the harness's
+	// own gaps between packets (tens of ms) never expire a credit.
+	After  time.Duration
 	Port   uint32 // ingress port
 	Frame  []byte
 	Expect Expect
@@ -54,11 +59,21 @@ type Count struct {
 }
 
 // Cell is the expected value of one register cell after a case (cells not
-// listed are not checked).
+// listed are not checked): the bits of Mask (0 = all bits) must equal Value.
 type Cell struct {
 	Register string
 	Index    uint64
 	Value    uint64
+	Mask     uint64
+}
+
+// Matches reports whether a register value satisfies the expectation.
+func (c Cell) Matches(v uint64) bool {
+	m := c.Mask
+	if m == 0 {
+		m = ^uint64(0)
+	}
+	return v&m == c.Value&m
 }
 
 // Case is one packet test: install Entries on a fresh switch (pipeline just
@@ -81,7 +96,7 @@ func nacked(port uint32, frame []byte) Expect {
 }
 
 func event(e pipeline.Event, n uint64) Count {
-	return Count{Counter: pipeline.CounterDispatchEvents, Index: uint64(e), Packets: n}
+	return Count{Counter: e.Lane().Counter(), Index: uint64(e), Packets: n}
 }
 func routed(region uint8, n uint64) Count {
 	return Count{Counter: pipeline.CounterRegionRouted, Index: uint64(region), Packets: n}
@@ -92,8 +107,12 @@ func fellBack(region uint8, n uint64) Count {
 func bound(server uint16, n uint64) Count {
 	return Count{Counter: pipeline.CounterServerBound, Index: uint64(server), Packets: n}
 }
+
+// outstanding is server's outstanding count: the low 32 bits of its credit
+// cell (the last tick depends on the switch's clock).
 func outstanding(server uint16, v uint64) Cell {
-	return Cell{Register: pipeline.RegisterServerOutstanding, Index: uint64(server), Value: v}
+	slot, idx := pipeline.Slot(server)
+	return Cell{Register: pipeline.RegisterServerCredit(slot), Index: idx, Value: v, Mask: 0xFFFFFFFF}
 }
 func work(server uint16, v uint64) Cell {
 	return Cell{Register: pipeline.RegisterServerWork, Index: uint64(server), Value: v}
@@ -101,7 +120,6 @@ func work(server uint16, v uint64) Cell {
 func regionOut(region uint8, v uint64) Cell {
 	return Cell{Register: pipeline.RegisterRegionOutstanding, Index: uint64(region), Value: v}
 }
-func regionFull(v uint64) Cell { return Cell{Register: pipeline.RegisterRegionFull, Value: v} }
 
 // base are the entries every dispatch case shares: client sites 1 and 2,
 // routes back to both clients.
@@ -114,6 +132,15 @@ func base() []Entry {
 	}
 }
 
+// members returns the endpoint and reply-source entries of servers ids.
+func members(ids ...uint16) []Entry {
+	var e []Entry
+	for _, s := range ids {
+		e = append(e, Serves(s, Server(s))...)
+	}
+	return e
+}
+
 // singleRegion: every SLA of sites 1 and 2 is feasible in region r only,
 // which is ranked, local, and has pool p with endpoints for its servers.
 func singleRegion(r uint8, capacity uint32, p Pool) []Entry {
@@ -124,10 +151,14 @@ func singleRegion(r uint8, capacity uint32, p Pool) []Entry {
 		LocalRegion(r, capacity),
 		p.Entry(r))
 	for s := p.Base; s <= p.Base+p.SizeMask; s++ {
-		e = append(e, Endpoint(s, Server(s)))
+		e = append(e, members(s)...)
 	}
 	return e
 }
+
+// one is a one-server pool that takes every request on its first pass
+// (random, unbounded): for cases about region selection, not dispatch.
+func one(server uint16) Pool { return Pool{Base: server, Policy: pipeline.PolicyRandom} }
 
 // sent sends a request from client site c.
 func sent(note string, f wire.Frame) Packet {
@@ -148,41 +179,35 @@ func emitted(f wire.Frame, s uint16, site uint16, region uint8) wire.Frame {
 	return out
 }
 
-// candidates are the four servers request f samples from a pool (base,
-// size_mask): the aligned group of four around h = the low 16 bits of the
-// standard CRC-32 of src_addr, src_port, request_id, hold_count, starting at
-// h's position in the group (docs/PIPELINE.md step 9.2).
-func candidates(f wire.Frame, base, mask uint16) [4]uint16 {
-	var b [11]byte
-	copy(b[0:4], f.SrcIP.To4())
-	binary.BigEndian.PutUint16(b[4:6], f.SrcPort)
-	binary.BigEndian.PutUint32(b[6:10], f.Header.RequestID)
-	b[10] = f.Header.HoldCount
-	h := uint16(crc32.ChecksumIEEE(b[:]))
-	var c [4]uint16
-	for j := range c {
-		c[j] = base + ((h&0xFFFC | (h+uint16(j))&3) & mask)
-	}
-	return c
+// hashOf is the dispatch hash of request f (docs/PIPELINE.md step 10.1).
+func hashOf(f wire.Frame) uint16 {
+	var src [4]byte
+	copy(src[:], f.SrcIP.To4())
+	return pipeline.CandidateHash(src, f.SrcPort, f.Header.RequestID, f.Header.HoldCount)
 }
 
-// dispatcher predicts which server of a pool (no bound, no TTL) each request
-// binds to, keeping per-server outstanding requests and work.
+// dispatcher is the cases' oracle for unbounded pools without expiry: it
+// predicts, from the candidates alone (pipeline.CandidateServers), which
+// server each request binds to and how many level rounds that costs —
+// jbsq/jiq: an idle candidate if there is one, else (one level round) the
+// least loaded, ties to the lowest id; p2c: the less loaded of candidates 0
+// and 1, ties to 0; p2c-work: the less expected work, then outstanding;
+// random: candidate 0.
 type dispatcher struct {
-	base, mask uint16
-	policy     pipeline.Policy
-	out, work  map[uint16]uint64
+	pool      Pool
+	out, work map[uint16]uint64
+	levels    uint64
 }
 
 func newDispatcher(p Pool) *dispatcher {
-	return &dispatcher{base: p.Base, mask: p.SizeMask, policy: p.Policy, out: map[uint16]uint64{}, work: map[uint16]uint64{}}
+	return &dispatcher{pool: p, out: map[uint16]uint64{}, work: map[uint16]uint64{}}
 }
 
 // bind returns the server request f binds to and records it (cost in µs).
 func (d *dispatcher) bind(f wire.Frame, cost uint64) uint16 {
-	c := candidates(f, d.base, d.mask)
+	c, n := pipeline.CandidateServers(d.pool.Policy, d.pool.Base, d.pool.SizeMask, hashOf(f))
 	p := 0
-	switch d.policy {
+	switch d.pool.Policy {
 	case pipeline.PolicyP2C:
 		if d.out[c[1]] < d.out[c[0]] {
 			p = 1
@@ -192,10 +217,13 @@ func (d *dispatcher) bind(f wire.Frame, cost uint64) uint16 {
 			p = 1
 		}
 	case pipeline.PolicyJBSQ, pipeline.PolicyJIQ:
-		for j := 1; j < 4; j++ {
+		for j := 1; j < n; j++ {
 			if d.out[c[j]] < d.out[c[p]] {
 				p = j
 			}
+		}
+		if d.out[c[p]] != 0 {
+			d.levels++
 		}
 	}
 	s := c[p]
@@ -204,15 +232,19 @@ func (d *dispatcher) bind(f wire.Frame, cost uint64) uint16 {
 	return s
 }
 
-// counts returns the server_bound counts and region_routed of region r.
+// counts returns the server_bound counts, region_routed of region r and the
+// level rounds.
 func (d *dispatcher) counts(r uint8) []Count {
 	var total uint64
 	var cs []Count
-	for s := d.base; s <= d.base+d.mask; s++ {
+	for s := d.pool.Base; s <= d.pool.Base+d.pool.SizeMask; s++ {
 		if d.out[s] > 0 {
 			cs = append(cs, bound(s, d.out[s]))
 			total += d.out[s]
 		}
+	}
+	if d.levels > 0 {
+		cs = append(cs, event(pipeline.EventLevelRound, d.levels))
 	}
 	return append(cs, routed(r, total))
 }
@@ -343,25 +375,45 @@ func Cases() []Case {
 			Counters: []Count{event(pipeline.EventMalformed, uint64(len(pkts)))}})
 	}
 
-	// --- region selection ---------------------------------------------------
+	// --- dispatch: chain order and threshold rounds -------------------------
 	{
-		p := jbsq(0, 3, 4)
-		d := newDispatcher(p)
+		p := jbsq(0, 3, 2)
 		var pkts []Packet
-		for i := 0; i < 6; i++ {
+		for i, s := range []uint16{0, 0, 1, 1, 2, 2, 3, 3} {
 			f := req(c1, uint32(i+1), 500, 0)
-			pk := sent("JBSQ: least outstanding of the 4 candidates, ties to the first", f)
-			pk.Expect = boundTo(f, d.bind(f, 0), 1, 0, 0, 0)
-			pkts = append(pkts, pk)
+			pkts = append(pkts, Packet{Note: "the first server below the bound, in slot order", Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, 0, 0, 0)})
 		}
+		f := req(c1, 9, 500, 0)
+		pkts = append(pkts, Packet{Note: "every server at the bound, no holds: nack", Port: 1, Frame: Bytes(f), Expect: nacked(1, Nack(f, 1, 0, 0, 0))})
 		var regs []Cell
+		var ctrs []Count
 		for s := uint16(0); s < 4; s++ {
-			regs = append(regs, outstanding(s, d.out[s]), work(s, 0))
+			regs = append(regs, outstanding(s, 2), work(s, 0))
+			ctrs = append(ctrs, bound(s, 2))
 		}
-		add(Case{Name: "local-jbsq", Doc: "requests spread over a pool of 4 by least outstanding; rewrites and registers",
-			Entries: singleRegion(0, 0, p), Packets: pkts, Counters: d.counts(0),
-			Registers: append(regs, regionOut(0, 6), regionFull(0))})
+		add(Case{Name: "jbsq-chain", Doc: "JBSQ(2) over a pool of 4: each request takes the first server below the bound in slot order; at the bound it is refused",
+			Entries: singleRegion(0, 0, p), Packets: pkts,
+			Counters:  append(ctrs, routed(0, 8), event(pipeline.EventNack, 1)),
+			Registers: append(regs, regionOut(0, 8))})
 	}
+	{
+		p := jbsq(0, 3, 0)
+		var pkts []Packet
+		for i, s := range []uint16{0, 1, 2, 3} {
+			f := req(c1, uint32(i+1), 500, 0)
+			pkts = append(pkts, Packet{Note: "unbounded: an idle server first", Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, 0, 0, 0)})
+		}
+		for i, s := range []uint16{0, 1, 2, 3, 0} {
+			f := req(c1, uint32(i+5), 500, 0)
+			pkts = append(pkts, Packet{Note: "none idle: a level round binds the least loaded (ties to the lowest slot)", Port: 1, Frame: Bytes(f), Expect: boundTo(f, s, 1, 0, 0, 0)})
+		}
+		add(Case{Name: "jbsq-level-rounds", Doc: "unbounded JBSQ: the first pass takes an idle server; with none idle, one level round at the least refused count + 1 takes the least loaded",
+			Entries: singleRegion(0, 0, p), Packets: pkts,
+			Counters:  []Count{bound(0, 3), bound(1, 2), bound(2, 2), bound(3, 2), routed(0, 9), event(pipeline.EventLevelRound, 5)},
+			Registers: []Cell{outstanding(0, 3), outstanding(1, 2), outstanding(2, 2), outstanding(3, 2), regionOut(0, 9)}})
+	}
+
+	// --- region selection ---------------------------------------------------
 	{
 		e := []Entry{
 			ClientSite(IPv4(10, 0, 0, 0), 8, 3), ClientSite(IPv4(10, 0, 2, 0), 24, 2),
@@ -369,9 +421,9 @@ func Cases() []Case {
 			Feasibility(2, 0, 0xFFFF, 0b01, 0),
 			Feasibility(0, 0, 0xFFFF, 0b01, 0),
 			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1),
-			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
-			Endpoint(0, Server(0)), Endpoint(4, Server(4)),
+			LocalRegion(0, 0), LocalRegion(1, 0), one(0).Entry(0), one(4).Entry(1),
 		}
+		e = append(e, members(0, 4)...)
 		c9 := Client(9) // 10.0.9.1: /8 site 3
 		r100, r300, r399, r400 := req(c9, 1, 100, 0), req(c9, 2, 300, 0), req(c9, 3, 399, 0), req(c9, 4, 400, 0)
 		r2 := req(c2, 5, 100, 0)
@@ -398,8 +450,8 @@ func Cases() []Case {
 		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0),
 			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), // generation 0: r0 cleanest
 			CarbonRank(1, 1, 0), CarbonRank(1, 0, 1), // generation 1: r1 cleanest
-			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
-			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+			LocalRegion(0, 0), LocalRegion(1, 0), one(0).Entry(0), one(4).Entry(1))
+		e = append(e, members(0, 4)...)
 		if c.active {
 			e = append(e, ActiveEpoch(1))
 		}
@@ -413,8 +465,8 @@ func Cases() []Case {
 	{
 		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0), Feasibility(2, 0, 0xFFFF, 0b11, 0),
 			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), CarbonRankSite(0, 2, 1, 0), CarbonRankSite(0, 2, 0, 1),
-			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
-			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+			LocalRegion(0, 0), LocalRegion(1, 0), one(0).Entry(0), one(4).Entry(1))
+		e = append(e, members(0, 4)...)
 		f1, f2 := req(c1, 1, 500, 0), req(c2, 2, 500, 0)
 		add(Case{Name: "per-site-ranking", Doc: "policy D: entries with an exact site mask at higher priority override the global ranking",
 			Entries: e,
@@ -428,8 +480,8 @@ func Cases() []Case {
 		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b01, 1),
 			Entry{Table: pipeline.TableCarbonRank, Match: []Match{Exact(pipeline.FieldEpoch, 0), Ternary(pipeline.FieldFeasible, 1, 1)},
 				Priority: 32, Action: pipeline.ActionNoAction},
-			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
-			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+			LocalRegion(0, 0), LocalRegion(1, 0), one(0).Entry(0), one(4).Entry(1))
+		e = append(e, members(0, 4)...)
 		f := req(c1, 1, 500, 0)
 		add(Case{Name: "rank-noaction-falls-back", Doc: "a carbon_rank entry whose action is NoAction behaves as a miss: fallback to the nearest region",
 			Entries:  e,
@@ -452,7 +504,7 @@ func Cases() []Case {
 		e := append(base(),
 			Feasibility(1, 0, 299, 0b1000, 3), Feasibility(1, 300, 599, 0b10, 1), Feasibility(1, 600, 0xFFFF, 0b01, 0),
 			CarbonRank(0, 0, 0), CarbonRank(0, 1, 1), CarbonRank(0, 3, 2),
-			LocalRegion(0, 0), LocalRegion(1, 0), jbsq(0, 0, 0).Entry(0)) // no next hop for r3, no pool for r1, no endpoint for server 0
+			LocalRegion(0, 0), LocalRegion(1, 0), one(0).Entry(0)) // no next hop for r3, no pool for r1, no endpoint for server 0
 		add(Case{Name: "unreachable", Doc: "no next hop, no pool, or no endpoint for the bound server: dropped and counted",
 			Entries: e,
 			Packets: []Packet{
@@ -464,58 +516,59 @@ func Cases() []Case {
 			Registers: []Cell{outstanding(0, 1), regionOut(0, 1)}})
 	}
 
-	// --- capacity: spill ------------------------------------------------------
+	// --- capacity: an atomic acquire, spill on refusal -------------------------
 	{
 		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b11, 0),
 			CarbonRank(0, 1, 0), CarbonRank(0, 0, 1), // r1 cleanest
-			LocalRegion(0, 0), LocalRegion(1, 1), jbsq(0, 0, 0).Entry(0), jbsq(4, 0, 0).Entry(1),
-			Endpoint(0, Server(0)), Endpoint(4, Server(4)))
+			LocalRegion(0, 0), LocalRegion(1, 1), one(0).Entry(0), one(4).Entry(1))
+		e = append(e, members(0, 4)...)
 		r1, r2, r3 := req(c1, 1, 500, 0), req(c1, 2, 500, 0), req(c1, 3, 500, 0)
 		reply := Reply(emitted(r1, 4, 1, 1), Server(4), 4)
-		add(Case{Name: "spill", Doc: "a full region (outstanding >= capacity) is masked out of the candidates (spilled); a reply releases it",
+		add(Case{Name: "spill", Doc: "a region at capacity refuses the acquire; the request retries without it (spilled); a reply releases it",
 			Entries: e,
 			Packets: []Packet{
 				{Note: "r1 takes its only slot", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 4, 1, 1, 0, 0)},
-				{Note: "r1 full: spilled to r0", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, wire.FlagSpilled, 0)},
+				{Note: "r1 refuses: spilled to r0", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, wire.FlagSpilled, 0)},
 				{Note: "server 4's reply frees r1", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
 				{Note: "r1 again", Port: 1, Frame: Bytes(r3), Expect: boundTo(r3, 4, 1, 1, 0, 0)},
 			},
-			Counters:  []Count{event(pipeline.EventSpilled, 1), event(pipeline.EventReplyReleased, 1), routed(1, 2), routed(0, 1), bound(4, 2), bound(0, 1)},
-			Registers: []Cell{regionFull(0b10), regionOut(1, 1), regionOut(0, 1), outstanding(4, 1)}})
+			Counters: []Count{event(pipeline.EventRegionFull, 1), event(pipeline.EventSpilled, 1), event(pipeline.EventReplyReleased, 1),
+				routed(1, 2), routed(0, 1), bound(4, 2), bound(0, 1)},
+			Registers: []Cell{regionOut(1, 1), regionOut(0, 1), outstanding(4, 1)}})
 	}
 	{
 		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
 		reply := Reply(emitted(r1, 4, 1, 1), Server(4), 4)
-		add(Case{Name: "all-feasible-full", Doc: "when every feasible region is full the full ones are not masked (no spill); a release that leaves the region at its capacity keeps it full",
-			Entries: singleRegion(1, 1, jbsq(4, 0, 0)),
+		add(Case{Name: "all-feasible-full", Doc: "when every feasible region refused, the request selects afresh and acquires regardless of capacity (no spill); releases count down",
+			Entries: singleRegion(1, 1, one(4)),
 			Packets: []Packet{
 				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 4, 1, 1, 0, 0)},
 				{Note: "r1 full but the only feasible region", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 4, 1, 1, 0, 0)},
-				{Note: "reply: 1 outstanding = capacity, still full", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
+				{Note: "reply: one left", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
 			},
-			Counters:  []Count{routed(1, 2), bound(4, 2), event(pipeline.EventReplyReleased, 1)},
-			Registers: []Cell{regionFull(0b10), regionOut(1, 1), outstanding(4, 1)}})
+			Counters:  []Count{routed(1, 2), bound(4, 2), event(pipeline.EventRegionFull, 1), event(pipeline.EventReplyReleased, 1)},
+			Registers: []Cell{regionOut(1, 1), outstanding(4, 1)}})
 	}
 
-	// --- dispatch at the bound: holds, nack, force ----------------------------
+	// --- every candidate refused: holds, nack, force ---------------------------
 	for _, force := range []bool{false, true} {
 		p := jbsq(0, 0, 1)
 		p.MaxHolds = 2
 		name, ex2 := "full-pool-nack", Expect{}
 		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
 		counters := []Count{event(pipeline.EventHold, 2), routed(0, 1), bound(0, 1)}
-		regs := []Cell{outstanding(0, 1)}
+		regs := []Cell{outstanding(0, 1), regionOut(0, 1)}
 		if force {
 			p.OnFull = pipeline.OnFullForce
 			name = "full-pool-force"
 			ex2 = boundTo(r2, 0, 1, 0, wire.FlagHeld|wire.FlagForced, 2)
-			counters = []Count{event(pipeline.EventHold, 2), event(pipeline.EventForced, 1), routed(0, 2), bound(0, 2)}
-			regs = []Cell{outstanding(0, 2)}
+			counters = []Count{event(pipeline.EventHold, 2), event(pipeline.EventLevelRound, 1), event(pipeline.EventForced, 1), routed(0, 2), bound(0, 2)}
+			regs = []Cell{outstanding(0, 2), regionOut(0, 2)}
 		} else {
 			ex2 = nacked(1, Nack(r2, 1, 0, wire.FlagHeld, 2))
 			counters = append(counters, event(pipeline.EventNack, 1))
 		}
-		add(Case{Name: name, Doc: "a request finding every sampled server at the bound is held max_holds times, then nacked or forced per on_full",
+		add(Case{Name: name, Doc: "a request every candidate refuses is held max_holds times (resampled), then nacked (its region credit returned) or forced (a round at the least count, without the bound) per on_full",
 			Entries: singleRegion(0, 0, p),
 			Packets: []Packet{
 				{Note: "takes the only slot", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
@@ -525,31 +578,69 @@ func Cases() []Case {
 	}
 	{
 		p := Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyJIQ, Bound: 9}
-		d := newDispatcher(p)
 		var pkts []Packet
 		for i := 0; i < 4; i++ {
 			f := req(c1, uint32(i+1), 500, 0)
-			pkts = append(pkts, Packet{Note: "an idle server", Port: 1, Frame: Bytes(f), Expect: boundTo(f, d.bind(f, 0), 1, 0, 0, 0)})
+			pkts = append(pkts, Packet{Note: "an idle server", Port: 1, Frame: Bytes(f), Expect: boundTo(f, uint16(i), 1, 0, 0, 0)})
 		}
 		f := req(c1, 5, 500, 0)
 		pkts = append(pkts, Packet{Note: "no idle server, no holds: nack", Port: 1, Frame: Bytes(f), Expect: nacked(1, Nack(f, 1, 0, 0, 0))})
-		add(Case{Name: "jiq", Doc: "JIQ binds only to idle servers (bound 1 whatever the pool's bound)",
+		add(Case{Name: "jiq", Doc: "JIQ binds only to idle servers (bound 1 whatever the pool's bound), first in slot order",
 			Entries: singleRegion(0, 0, p), Packets: pkts,
-			Counters: append(d.counts(0), event(pipeline.EventNack, 1))})
+			Counters: []Count{bound(0, 1), bound(1, 1), bound(2, 1), bound(3, 1), routed(0, 4), event(pipeline.EventNack, 1)}})
 	}
 	{
 		p := Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 2, LongReserve: 1, LongMaxHolds: 1}
 		e := append(singleRegion(0, 0, p), ExecCost(7, 100, true), ExecCost(1, 10, false))
 		l1, l2, s3 := req(c1, 1, 500, 7), req(c1, 2, 500, 7), req(c1, 3, 500, 1)
-		add(Case{Name: "long-deferral", Doc: "bounded preemption: a long request that would leave fewer than long_reserve slots is held (long_max_holds times), short ones are not",
+		add(Case{Name: "long-deferral", Doc: "bounded preemption: a long request may only take a server below bound - long_reserve while it has long_max_holds left; short ones use the whole bound",
 			Entries: e,
 			Packets: []Packet{
-				{Note: "long, 0+1 < 2: bound", Port: 1, Frame: Bytes(l1), Expect: boundTo(l1, 0, 1, 0, 0, 0)},
-				{Note: "long, 1+1 >= 2: deferred once, then bound", Port: 1, Frame: Bytes(l2), Expect: boundTo(l2, 0, 1, 0, wire.FlagHeld|wire.FlagLongDeferred, 1)},
+				{Note: "long, 0 < 2 - 1: bound", Port: 1, Frame: Bytes(l1), Expect: boundTo(l1, 0, 1, 0, 0, 0)},
+				{Note: "long, 1 ≥ 2 - 1: deferred once, then bound under the whole bound", Port: 1, Frame: Bytes(l2), Expect: boundTo(l2, 0, 1, 0, wire.FlagHeld|wire.FlagLongDeferred, 1)},
 				{Note: "short at the bound, no holds: nack", Port: 1, Frame: Bytes(s3), Expect: nacked(1, Nack(s3, 1, 0, 0, 0))},
 			},
-			Counters:  []Count{event(pipeline.EventHold, 1), event(pipeline.EventLongDeferred, 1), event(pipeline.EventNack, 1), routed(0, 2), bound(0, 2)},
+			Counters: []Count{event(pipeline.EventHold, 1), event(pipeline.EventLongDeferred, 1),
+				event(pipeline.EventNack, 1), routed(0, 2), bound(0, 2)},
 			Registers: []Cell{outstanding(0, 2), work(0, 200)}})
+	}
+
+	// --- credit TTL: expired credits are claimed, atomically ------------------
+	{
+		// credit_tick 16: ticks of 32.768 ms, so a credit expires between
+		// 229 and 295 ms after its last touch (pipeline.TTLRange); the
+		// harnesses' gaps between packets are far shorter.
+		p := Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 1, CreditTick: 16}
+		r1, r2, r3, r4 := req(c1, 1, 500, 0), req(c1, 2, 500, 0), req(c1, 3, 500, 0), req(c1, 4, 500, 0)
+		add(Case{Name: "credit-ttl", Doc: "a credit untouched beyond its TTL (its reply lost) is claimed with count 1 by the next request; the claim touches it, so the one after is refused",
+			Entries: singleRegion(0, 0, p),
+			Packets: []Packet{
+				{Note: "takes the only slot; its reply never comes", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
+				{Note: "at the bound: nack", Port: 1, Frame: Bytes(r2), Expect: nacked(1, Nack(r2, 1, 0, 0, 0))},
+				{Note: "400 ms later the credit has expired: claimed", After: 400 * time.Millisecond, Port: 1, Frame: Bytes(r3), Expect: boundTo(r3, 0, 1, 0, 0, 0)},
+				{Note: "just claimed, not expired: nack", Port: 1, Frame: Bytes(r4), Expect: nacked(1, Nack(r4, 1, 0, 0, 0))},
+			},
+			Counters:  []Count{event(pipeline.EventStaleReset, 1), event(pipeline.EventNack, 2), routed(0, 2), bound(0, 2)},
+			Registers: []Cell{outstanding(0, 1), regionOut(0, 2)}})
+	}
+	{
+		p := Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 2, CreditTick: 16}
+		var f [5]wire.Frame
+		for i := range f {
+			f[i] = req(c1, uint32(i+1), 500, 0)
+		}
+		add(Case{Name: "race-for-expired-credit", Doc: "two requests arrive for one expired credit: the first claims it (count 1), the second only increments it (count 2) — no lost increment — and a third is refused at the bound",
+			Entries: singleRegion(0, 0, p),
+			Packets: []Packet{
+				{Note: "first slot", Port: 1, Frame: Bytes(f[0]), Expect: boundTo(f[0], 0, 1, 0, 0, 0)},
+				{Note: "second slot; both replies lost", Port: 1, Frame: Bytes(f[1]), Expect: boundTo(f[1], 0, 1, 0, 0, 0)},
+				{Note: "expired: claimed with count 1", After: 400 * time.Millisecond, Port: 1, Frame: Bytes(f[2]), Expect: boundTo(f[2], 0, 1, 0, 0, 0)},
+				{Note: "right behind it: count 1 < 2, incremented, not claimed again", Port: 1, Frame: Bytes(f[3]), Expect: boundTo(f[3], 0, 1, 0, 0, 0)},
+				{Note: "count 2 = bound: nack", Port: 1, Frame: Bytes(f[4]), Expect: nacked(1, Nack(f[4], 1, 0, 0, 0))},
+			},
+			Counters: []Count{event(pipeline.EventStaleReset, 1), event(pipeline.EventNack, 1),
+				routed(0, 4), bound(0, 4)},
+			Registers: []Cell{outstanding(0, 2), regionOut(0, 4)}})
 	}
 
 	// --- replies ----------------------------------------------------------------
@@ -558,7 +649,7 @@ func Cases() []Case {
 		e := append(singleRegion(0, 1, p), ExecCost(3, 50, false))
 		r1, r2 := req(c1, 1, 500, 3), req(c1, 2, 500, 3)
 		reply := Reply(emitted(r1, 0, 1, 0), Server(0), 0)
-		add(Case{Name: "reply-release", Doc: "a reply from the server's address releases its slot, its work and the region's capacity, and is forwarded unmodified",
+		add(Case{Name: "reply-release", Doc: "a reply from the server's address releases its credit, its work and its region's credit, and is forwarded unmodified",
 			Entries: e,
 			Packets: []Packet{
 				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
@@ -566,14 +657,14 @@ func Cases() []Case {
 				{Note: "slot free again", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, 0, 0)},
 			},
 			Counters:  []Count{event(pipeline.EventReplyReleased, 1), routed(0, 2), bound(0, 2)},
-			Registers: []Cell{outstanding(0, 1), work(0, 50), regionOut(0, 1), regionFull(1)}})
+			Registers: []Cell{outstanding(0, 1), work(0, 50), regionOut(0, 1)}})
 	}
 	{
 		r1 := req(c1, 1, 500, 0)
 		spoofed := Reply(emitted(r1, 0, 1, 0), Host{MAC: 0x02000000dead, IP: IPv4(10, 9, 9, 9), Port: 30}, 0)
 		unknown := Reply(emitted(r1, 0, 1, 0), Server(77), 77)
 		remote := Reply(emitted(r1, wire.NoServer, 1, 2), Gateway(), wire.NoServer)
-		add(Case{Name: "reply-rejected", Doc: "replies not from the server's address, or for an unknown server, are dropped; remote replies (0xFFFF) pass without release",
+		add(Case{Name: "reply-rejected", Doc: "replies not from the server's reply source, or for an unknown server, are dropped; remote replies (0xFFFF) pass without release",
 			Entries: singleRegion(0, 0, jbsq(0, 0, 1)),
 			Packets: []Packet{
 				{Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, 0, 1, 0, 0, 0)},
@@ -596,7 +687,7 @@ func Cases() []Case {
 			Pool{Base: 0, SizeMask: 3, Policy: pipeline.PolicyP2CWork}},
 		{"random-pool-8", "random binds candidate 0: base + (h & size_mask), h the CRC-32 of src, sport, request id, hold count",
 			Pool{Base: 8, SizeMask: 7, Policy: pipeline.PolicyRandom}},
-		{"jbsq-pool-16", "pools above 4 servers are sampled: JBSQ over the aligned group of 4 around the hash",
+		{"jbsq-pool-16", "pools above 4 servers are sampled: JBSQ over the aligned group of 4 the hash selects",
 			Pool{Base: 16, SizeMask: 15, Policy: pipeline.PolicyJBSQ}},
 	} {
 		d := newDispatcher(c.pool)
@@ -617,4 +708,21 @@ func Cases() []Case {
 		add(Case{Name: c.name, Doc: c.doc, Entries: e, Packets: pkts, Counters: d.counts(0), Registers: regs})
 	}
 	return cs
+}
+
+// Archs lists the architectures a case runs on: every case runs on v1model
+// (BMv2 and the embedded target); p2c and p2c-work pools are not available
+// on TNA (pipeline.Arch.Supports).
+func (c Case) Archs() []pipeline.Arch {
+	for _, e := range c.Entries {
+		if e.Table != pipeline.TableServerPool {
+			continue
+		}
+		for _, p := range e.Params {
+			if p.Name == pipeline.ParamPolicy && pipeline.TNA.Supports(pipeline.Policy(p.Value)) != nil {
+				return []pipeline.Arch{pipeline.V1Model}
+			}
+		}
+	}
+	return []pipeline.Arch{pipeline.V1Model, pipeline.TNA}
 }

@@ -62,7 +62,20 @@ type Config struct {
 	ZipfAlpha   float64 `json:"zipf_alpha,omitempty"`
 	// MigrateInterval is the period of connection migration (default 100 µs).
 	MigrateInterval float64 `json:"migrate_interval_us,omitempty"`
+	// Switch policies: Recirc is the time one recirculation adds to a
+	// request (default DefaultRecirc); SwitchMaxHolds and SwitchOnFull are
+	// the pool's max_holds and on_full (defaults 255 and force: the switch
+	// holds a request as long as its hold count allows, then binds it
+	// anyway, so nothing is nacked).
+	Recirc         float64 `json:"recirc_us,omitempty"`
+	SwitchMaxHolds int     `json:"switch_max_holds,omitempty"`
+	SwitchOnFull   string  `json:"switch_on_full,omitempty"`
 }
+
+// DefaultRecirc is the default cost of one recirculation, in µs: a second
+// trip through a Tofino pipeline and its recirculation port is of the
+// order of its ~0.5–1 µs traversal; 1 µs is the conservative end.
+const DefaultRecirc = 1.0
 
 // TTLMode is how a JBSQ credit expires.
 type TTLMode string
@@ -164,7 +177,7 @@ func StabilityBound(coresPerHost int, load, delay, serviceMean float64) int {
 
 // ResolvedBound is the JBSQ bound the run uses (0 = unbounded).
 func (c Config) ResolvedBound() int {
-	if c.Policy.Binding != JBSQ {
+	if c.Policy.Binding != JBSQ && c.Policy.Binding != Switch {
 		return 0
 	}
 	if c.Policy.Bound == BoundAuto {
@@ -243,6 +256,23 @@ func (c Config) Validate() error {
 	}
 	if c.Policy.Binding == Early && c.Policy.Ingress == Least {
 		add("ingress least needs JBSQ (use jsq)")
+	}
+	if c.Policy.Binding == Switch {
+		if c.Hosts&(c.Hosts-1) != 0 || c.Hosts > 1<<16 {
+			add("policy %s: hosts (%d) must be a power of two up to 65536 (the switch's pool layout)", c.Policy, c.Hosts)
+		}
+		if !(c.Recirc >= 0) || math.IsInf(c.Recirc, 0) {
+			add("recirculation time %v must be ≥ 0", c.Recirc)
+		}
+		if c.SwitchMaxHolds < 0 || c.SwitchMaxHolds > 255 {
+			add("switch max holds %d must be in [0, 255]", c.SwitchMaxHolds)
+		}
+		if c.SwitchOnFull != "" && c.SwitchOnFull != "force" && c.SwitchOnFull != "nack" {
+			add("switch on-full %q must be force or nack", c.SwitchOnFull)
+		}
+		if c.TTLMode == TTLCredit {
+			add("the switch's credits expire by silence (ttl mode silence), not per credit")
+		}
 	}
 	return errors.Join(errs...)
 }

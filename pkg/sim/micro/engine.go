@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/sim/dist"
 )
 
@@ -24,6 +26,7 @@ const (
 	evStallEnd                       // host b resumes
 	evMigrateTick                    // ingress considers migrating a connection
 	evCreditExpire                   // credit a (generation ver) reaches its TTL
+	evSwitchPass                     // a = recirculated request back at the switch
 )
 
 // Random streams: each purpose draws from its own generator so that, for a
@@ -50,6 +53,11 @@ type request struct {
 	credit int32  // per-credit TTL: the credit slot, −1 if none
 	cgen   uint32 // and its generation
 	flags  uint8
+	// Switch policies: the request's hash (its candidate group), hold
+	// count and dispatch round, as its header and carry hold them.
+	hash  uint16
+	holds uint8
+	round pipeline.Round
 }
 
 // credit is one outstanding JBSQ credit under per-credit TTL expiry.
@@ -130,6 +138,11 @@ type sim struct {
 	sentSince []float64
 	snaps     [][]float64
 	freeSnaps []int32
+
+	// Switch policies: the switch's credits and pool (pkg/pipeline).
+	credits2 []pipeline.Credit
+	pool     pipeline.Pool
+	recirc   float64
 
 	// Connections.
 	connHost  []int32
@@ -219,6 +232,11 @@ func newSim(cfg Config) (*sim, error) {
 		s.perCred = cfg.TTLMode == TTLCredit
 		s.silence = !s.perCred
 	}
+	if cfg.Policy.Binding == Switch {
+		if err := s.initSwitch(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Gateway.Enabled() {
 		s.gwFree = make([]float64, cfg.Gateway.Cores)
 	}
@@ -237,11 +255,10 @@ func newSim(cfg Config) (*sim, error) {
 	s.hist = newHistogram()
 	s.reqs = make([]request, 0, 1024)
 	s.res = RunResult{Policy: cfg.Policy.String(), Seed: cfg.Seed, Bound: int(s.bound)}
-	if cfg.Policy.Binding == JBSQ && cfg.Policy.Bound == BoundAuto {
-		s.res.Policy = fmt.Sprintf("jbsq:%d", s.bound)
-		if cfg.Policy.Ingress != Least {
-			s.res.Policy += "/" + ingressNames[cfg.Policy.Ingress]
-		}
+	if (cfg.Policy.Binding == JBSQ || cfg.Policy.Binding == Switch) && cfg.Policy.Bound == BoundAuto {
+		p := cfg.Policy
+		p.Bound = int(s.bound)
+		s.res.Policy = p.String()
 	}
 
 	// Initial events.
@@ -411,7 +428,13 @@ func (s *sim) process(e event) {
 		}
 	case evDispRequest:
 		s.bind(e.a)
+	case evSwitchPass:
+		s.switchPass(e.a)
 	case evDispNotify:
+		if s.cfg.Policy.Binding == Switch {
+			pipeline.Release(&s.credits2[e.b], s.nowTick())
+			return
+		}
 		if s.perCred {
 			if !s.closeCredit(e.a, e.ver) {
 				return // the credit already expired
@@ -497,7 +520,94 @@ func (s *sim) bind(r int32) {
 			return
 		}
 		s.send(r, int32(s.rPol.IntN(int(s.n))))
+	case Switch:
+		s.reqs[r].hash = uint16(s.rPol.Uint32())
+		s.switchPass(r)
 	}
+}
+
+// initSwitch sets up the switch's pool: hosts are servers 0..N−1 (one pool,
+// base 0), the bound, holds and on-full of the scenario, and the credit
+// clock of its TTL (silence expiry, rounded as the controller rounds it).
+func (s *sim) initSwitch() error {
+	c := s.cfg
+	s.credits2 = make([]pipeline.Credit, s.n)
+	s.pool = pipeline.Pool{Base: 0, SizeMask: uint16(s.n - 1), Policy: pipeline.PolicyJBSQ,
+		Bound: uint16(s.bound), MaxHolds: 255, OnFull: pipeline.OnFullForce}
+	if c.Policy.Ingress == Random {
+		s.pool.Policy = pipeline.PolicyRandom
+	}
+	if c.SwitchMaxHolds != 0 {
+		s.pool.MaxHolds = uint8(c.SwitchMaxHolds)
+	}
+	if c.SwitchOnFull == "nack" {
+		s.pool.OnFull = pipeline.OnFullNack
+	}
+	if c.CreditTTL > 0 {
+		tick, err := pipeline.CreditTickFor(time.Duration(c.CreditTTL * float64(time.Microsecond)))
+		if err != nil {
+			return fmt.Errorf("micro: %w", err)
+		}
+		s.pool.CreditTick = tick
+	}
+	s.recirc = c.Recirc
+	if s.recirc == 0 {
+		s.recirc = DefaultRecirc
+	}
+	return nil
+}
+
+// nowTick is the switch's credit clock.
+func (s *sim) nowTick() uint32 { return pipeline.NowTick(uint64(s.now), s.pool.CreditTick) }
+
+// switchPass is one pass of request r through the switch's dispatch
+// (pipeline.CandidateServers, Claim, Pool.AfterRefusal): bind to the first
+// candidate that takes it, or recirculate as the algorithm says.
+func (s *sim) switchPass(r int32) {
+	q := &s.reqs[r]
+	p := s.pool
+	threshold := p.Threshold(q.round, false, q.holds)
+	minRefused := uint32(pipeline.Unbounded)
+	if threshold != 0 {
+		tick, expiry := s.nowTick(), p.CreditTick != 0
+		cands, k := pipeline.CandidateServers(p.Policy, p.Base, p.SizeMask, q.hash)
+		for _, c := range cands[:k] {
+			refused, stale := pipeline.Claim(&s.credits2[c], threshold, expiry, tick)
+			if refused == 0 {
+				if stale {
+					s.res.StaleResets++
+				}
+				s.send(r, int32(c))
+				return
+			}
+			minRefused = min(minRefused, refused)
+		}
+	}
+	step := p.AfterRefusal(q.round, minRefused, false, q.holds)
+	switch step.Kind {
+	case pipeline.StepLevel:
+		q.round = pipeline.Round{Level: step.Level}
+		s.res.LevelRounds++
+	case pipeline.StepForce:
+		q.round = pipeline.Round{Level: step.Level, Forced: true}
+		s.res.LevelRounds++
+	case pipeline.StepHold, pipeline.StepLongDeferred:
+		q.holds++
+		q.hash = uint16(s.rPol.Uint32())
+		q.round = pipeline.Round{}
+		s.res.Holds++
+	case pipeline.StepNack:
+		s.res.Nacks++
+		if q.flags&flagMeasured != 0 {
+			s.hist.add(math.Inf(1))
+			s.res.Violations++
+			s.doneMeasured++
+		}
+		s.free = append(s.free, r)
+		return
+	}
+	s.res.Recirculations++
+	s.schedule(event{t: s.now + s.recirc, kind: evSwitchPass, a: r})
 }
 
 func (s *sim) hold(r int32) {
@@ -853,7 +963,7 @@ func (s *sim) complete(c int32) {
 		}
 		s.doneMeasured++
 	}
-	if s.cfg.Policy.Binding == JBSQ {
+	if s.cfg.Policy.Binding == JBSQ || s.cfg.Policy.Binding == Switch {
 		s.res.ControlMessages++
 		if s.cfg.NotifyLoss > 0 && s.rFault.Float64() < s.cfg.NotifyLoss {
 			s.res.LostNotifications++
@@ -968,6 +1078,7 @@ func (s *sim) result() RunResult {
 	r.P50, r.P99, r.P999 = q(0.5), q(0.99), q(0.999)
 	all := float64(max(1, s.arrived))
 	r.HoldRate = float64(r.Holds) / all
+	r.RecircPerRPC = float64(r.Recirculations) / all
 	r.MessagesPerRPC = float64(r.ControlMessages) / all
 	r.SimTime = s.now
 	if s.cfg.Gateway.Enabled() && s.now > 0 {

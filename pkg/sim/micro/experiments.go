@@ -730,7 +730,7 @@ func (r *RunSetResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s\n%s\n\n", scenarioLine(r.Scenario), seedsLine(r.Options))
 	rows := make([][]string, 0, len(r.Cells))
 	for _, c := range r.Cells {
-		rows = append(rows, []string{c.Policy, pct(c.Violation), num(c.MeanLatency, 2), num(c.P99, 1), pct(c.HoldRate), num(c.MessagesPerRPC, 3)})
+		rows = append(rows, []string{c.Policy, pct(c.Violation), num(c.MeanLatency, 2), num(c.P99, 1), pct(c.HoldRate), num(c.MessagesPerRPC, 3), num(c.RecircPerRPC, 3)})
 	}
-	return writeTable(w, []string{"POLICY", "VIOLATIONS", "MEAN µs", "P99 µs", "HELD", "MSGS/RPC"}, rows)
+	return writeTable(w, []string{"POLICY", "VIOLATIONS", "MEAN µs", "P99 µs", "HELD", "MSGS/RPC", "RECIRC/RPC"}, rows)
 }

@@ -2,6 +2,7 @@ package micro
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -21,6 +22,14 @@ const (
 	// dispatcher a token (arriving one delay later); a request is held until
 	// a token is available and then bound to that token's host.
 	JIQ
+	// Switch is the switch's own one-pass dispatch (pkg/pipeline, the
+	// algorithm of the P4 programs): each pass tries the hosts of one
+	// aligned group of four with one atomic claim each; a pass in which all
+	// refuse recirculates (Config.Recirc) as a level round, a hold (a new
+	// group), or a forced round. Ingress Least is the switch's jbsq (idle
+	// first, then the least loaded of the group), Random its random; Bound 1
+	// is its jiq. Hosts must be a power of two (the pool layout).
+	Switch
 )
 
 // Ingress is how an early-binding ingress (or the JBSQ dispatcher, among
@@ -87,6 +96,18 @@ func (p Policy) String() string {
 	switch p.Binding {
 	case JIQ:
 		return "jiq"
+	case Switch:
+		s := "switch"
+		switch {
+		case p.Bound == 0:
+			s += ":inf"
+		case p.Bound > 0:
+			s += ":" + strconv.Itoa(p.Bound)
+		}
+		if p.Ingress == Random {
+			s += "/random"
+		}
+		return s
 	case JBSQ:
 		n := "auto"
 		switch {
@@ -125,6 +146,9 @@ func (p Policy) String() string {
 //	    (default auto = Little's-law bound, default choice least)
 //	jsq                                   jbsq:inf/least
 //	jiq                                   late binding on idle tokens
+//	switch[:n|:inf|:auto][/random]        the switch's one-pass jbsq (or
+//	    random) of pkg/pipeline, n per host (default auto)
+//	switch-jiq                            switch:1, the switch's jiq
 func ParsePolicy(s string) (Policy, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	switch s {
@@ -132,39 +156,18 @@ func ParsePolicy(s string) (Policy, error) {
 		return Policy{Binding: JIQ}, nil
 	case "jsq":
 		return Policy{Binding: JBSQ, Ingress: Least, Bound: 0}, nil
+	case "switch-jiq":
+		return Policy{Binding: Switch, Ingress: Least, Bound: 1}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "switch"); ok {
+		p, err := parseBound(s, "switch", rest, map[string]Ingress{"least": Least, "random": Random})
+		p.Binding = Switch
+		return p, err
 	}
 	if rest, ok := strings.CutPrefix(s, "jbsq"); ok {
-		p := Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			switch rest[i+1:] {
-			case "least":
-			case "random":
-				p.Ingress = Random
-			case "p2c":
-				p.Ingress = P2C
-			default:
-				return Policy{}, fmt.Errorf("policy %q: JBSQ choice must be least, random or p2c", s)
-			}
-			rest = rest[:i]
-		}
-		if rest != "" {
-			n, ok := strings.CutPrefix(rest, ":")
-			if !ok {
-				return Policy{}, fmt.Errorf("policy %q: want jbsq:n", s)
-			}
-			switch n {
-			case "auto":
-			case "inf", "0":
-				p.Bound = 0
-			default:
-				v, err := strconv.Atoi(n)
-				if err != nil || v < 1 || v > 65535 {
-					return Policy{}, fmt.Errorf("policy %q: bound must be auto, inf or 1..65535 (the switch's 16-bit bound)", s)
-				}
-				p.Bound = v
-			}
-		}
-		return p, nil
+		p, err := parseBound(s, "jbsq", rest, map[string]Ingress{"least": Least, "random": Random, "p2c": P2C})
+		p.Binding = JBSQ
+		return p, err
 	}
 	base, mv, _ := strings.Cut(s, "+")
 	p := Policy{Binding: Early}
@@ -185,6 +188,43 @@ func ParsePolicy(s string) (Policy, error) {
 		p.Movement = Ideal
 	default:
 		return Policy{}, fmt.Errorf("policy %q: movement must be +fwd or +ideal", s)
+	}
+	return p, nil
+}
+
+// parseBound reads "[:n|:inf|:auto][/choice]" after a late-binding policy's
+// name (family) in s.
+func parseBound(s, family, rest string, choices map[string]Ingress) (Policy, error) {
+	p := Policy{Ingress: Least, Bound: BoundAuto}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		in, ok := choices[rest[i+1:]]
+		if !ok {
+			names := make([]string, 0, len(choices))
+			for n := range choices {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return Policy{}, fmt.Errorf("policy %q: %s choice must be %s", s, family, strings.Join(names, ", "))
+		}
+		p.Ingress = in
+		rest = rest[:i]
+	}
+	if rest != "" {
+		n, ok := strings.CutPrefix(rest, ":")
+		if !ok {
+			return Policy{}, fmt.Errorf("policy %q: want %s:n", s, family)
+		}
+		switch n {
+		case "auto":
+		case "inf", "0":
+			p.Bound = 0
+		default:
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 1 || v > 65535 {
+				return Policy{}, fmt.Errorf("policy %q: bound must be auto, inf or 1..65535 (the switch's 16-bit bound)", s)
+			}
+			p.Bound = v
+		}
 	}
 	return p, nil
 }

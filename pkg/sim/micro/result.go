@@ -29,9 +29,17 @@ type RunResult struct {
 	P50  float64 `json:"p50_us"`
 	P99  float64 `json:"p99_us"`
 	P999 float64 `json:"p999_us"`
-	// Holds are requests the dispatcher had to queue centrally.
+	// Holds are requests the dispatcher had to queue centrally (switch
+	// policies: resampling holds).
 	Holds    int64   `json:"holds"`
 	HoldRate float64 `json:"hold_rate"`
+	// Switch policies: Recirculations counts every pass after a request's
+	// first (level rounds, holds, forced rounds), RecircPerRPC divides by
+	// all requests; LevelRounds and Nacks count those outcomes.
+	Recirculations int64   `json:"recirculations,omitempty"`
+	RecircPerRPC   float64 `json:"recirc_per_rpc,omitempty"`
+	LevelRounds    int64   `json:"level_rounds,omitempty"`
+	Nacks          int64   `json:"nacks,omitempty"`
 	// Forwarded and Moved count requests forwarded between hosts and moved
 	// by ideal movement.
 	Forwarded int64 `json:"forwarded,omitempty"`

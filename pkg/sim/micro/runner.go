@@ -166,6 +166,9 @@ type Cell struct {
 	MeanLatency    stats.Summary `json:"mean_latency_us"`
 	MessagesPerRPC stats.Summary `json:"messages_per_rpc"`
 	HoldRate       stats.Summary `json:"hold_rate"`
+	// RecircPerRPC is the switch policies' recirculations per request (0
+	// for the others).
+	RecircPerRPC stats.Summary `json:"recirc_per_rpc"`
 	// PerSeed are the violation rates of the individual seeds.
 	PerSeed []float64 `json:"per_seed_violation_rate"`
 	// Study is the figure the late-binding study reported for this policy,
@@ -192,6 +195,7 @@ func summarize(runs []RunResult) Cell {
 	c.MeanLatency = stats.Summarize(pick(func(r RunResult) float64 { return r.MeanLatency }))
 	c.MessagesPerRPC = stats.Summarize(pick(func(r RunResult) float64 { return r.MessagesPerRPC }))
 	c.HoldRate = stats.Summarize(pick(func(r RunResult) float64 { return r.HoldRate }))
+	c.RecircPerRPC = stats.Summarize(pick(func(r RunResult) float64 { return r.RecircPerRPC }))
 	return c
 }
 

@@ -112,8 +112,8 @@ func TestRequestReplyNack(t *testing.T) {
 	if r, err := wire.Decode(b); err != nil || r.Type != wire.MsgReply || r.RequestID != 7 || r.Server != 0 || from != srvEnd {
 		t.Fatalf("reply %+v %v from %v, want from %v", r, err, from, srvEnd)
 	}
-	if v, _ := sw.RegisterValue(pipeline.RegisterServerOutstanding, 0); v != 0 {
-		t.Errorf("server_outstanding[0] = %d after the reply", v)
+	if v, _ := sw.RegisterValue(pipeline.CreditCell(0)); pipeline.CreditFromCell(v).Outstanding != 0 {
+		t.Errorf("server 0: %d outstanding after the reply", pipeline.CreditFromCell(v).Outstanding)
 	}
 
 	// Malformed p4ctl traffic is dropped by the switch; traffic routed to a

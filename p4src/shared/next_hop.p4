@@ -1,0 +1,95 @@
+/*
+ * p4ctl — how a region is reached and what a request costs (docs/PIPELINE.md
+ * steps 4 and 7): region_next_hop (a local pool with its capacity, or a
+ * remote gateway), server_pool (the pool's dispatch parameters) and
+ * exec_class_cost (expected service time, long or short). Tables only;
+ * written by the controller (pkg/compiler), read by every request and
+ * reply. Architecture-neutral.
+ */
+#ifndef P4CTL_NEXT_HOP_P4
+#define P4CTL_NEXT_HOP_P4
+
+#include "headers.p4"
+
+control ExecClass(in headers_t hdr, inout p4ctl_metadata_t d) {
+    @name(".P4ctlIngress.set_exec_cost")
+    action set_exec_cost(micros_t cost_us, bit<1> is_long) {
+        d.cost_us = cost_us;
+        d.is_long = is_long;
+    }
+
+    /* Expected service time (µs) of an exec class and whether it counts as
+     * long for bounded preemption. Controller, from execution-time
+     * profiles. Miss: cost 0, short. */
+    @name(".P4ctlIngress.exec_class_cost")
+    table exec_class_cost {
+        key = { hdr.p4ctl.exec_class : exact @name("exec_class"); }
+        actions = { set_exec_cost; NoAction; }
+        default_action = NoAction();
+        size = EXEC_CLASS_SIZE;
+    }
+
+    apply { exec_class_cost.apply(); }
+}
+
+control NextHop(inout p4ctl_metadata_t d) {
+    @name(".P4ctlIngress.dispatch_local")
+    action dispatch_local(bit<32> capacity) {
+        d.next_hop = NEXT_HOP_LOCAL;
+        d.capacity = capacity;
+    }
+
+    @name(".P4ctlIngress.forward_remote")
+    action forward_remote(port_t port, mac_addr_t dmac, ipv4_addr_t addr, bit<32> capacity) {
+        d.next_hop = NEXT_HOP_REMOTE;
+        d.nh_port = port;
+        d.nh_dmac = dmac;
+        d.nh_addr = addr;
+        d.capacity = capacity;
+    }
+
+    @name(".P4ctlIngress.set_pool")
+    action set_pool(server_id_t base, server_id_t size_mask, bit<8> policy,
+                    bit<16> bound, bit<8> max_holds, bit<8> on_full,
+                    bit<8> credit_tick, bit<16> long_reserve,
+                    bit<8> long_max_holds) {
+        d.pool_found = true;
+        d.pool_base = base;
+        d.pool_size_mask = size_mask;
+        d.pool_policy = policy;
+        d.pool_bound = bound;
+        d.pool_max_holds = max_holds;
+        d.pool_on_full = on_full;
+        d.pool_credit_tick = credit_tick;
+        d.pool_long_reserve = long_reserve;
+        d.pool_long_max_holds = long_max_holds;
+    }
+
+    /* How a region is reached: a local server pool (with its capacity) or
+     * a remote gateway. Controller, on topology change. Miss: unreachable. */
+    @name(".P4ctlIngress.region_next_hop")
+    table region_next_hop {
+        key = { d.region : exact @name("region"); }
+        actions = { dispatch_local; forward_remote; NoAction; }
+        default_action = NoAction();
+        size = MAX_REGIONS;
+    }
+
+    /* A local region's server pool and dispatch parameters; replies read
+     * its credit_tick. Controller, on topology change and whenever `tune`
+     * picks a new bound. Miss: unreachable. */
+    @name(".P4ctlIngress.server_pool")
+    table server_pool {
+        key = { d.region : exact @name("region"); }
+        actions = { set_pool; NoAction; }
+        default_action = NoAction();
+        size = MAX_REGIONS;
+    }
+
+    apply {
+        region_next_hop.apply();
+        server_pool.apply();
+    }
+}
+
+#endif /* P4CTL_NEXT_HOP_P4 */

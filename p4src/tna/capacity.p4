@@ -1,0 +1,61 @@
+/*
+ * p4ctl — a local region's capacity (TNA; docs/PIPELINE.md step 9): one
+ * atomic acquire per request, one release per valid reply or NACK, each a
+ * RegisterAction that decides in the stateful ALU (pipeline.RegionAcquire).
+ *
+ * region_outstanding[r] counts the requests admitted into local region r's
+ * pool and not yet released. Written by the data plane only (here); read by
+ * the controller (p4ctl get regions).
+ */
+#ifndef P4CTL_TNA_CAPACITY_P4
+#define P4CTL_TNA_CAPACITY_P4
+
+control RegionCapacity(inout p4ctl_metadata_t d,
+                       in p4ctl_carry_h carry,
+                       in bool release,
+                       out bool refused) {
+    @name(".P4ctlIngress.region_outstanding")
+    Register<bit<32>, bit<5>>(MAX_REGIONS, 0) region_outstanding;
+
+    /* v < capacity → v + 1 and 0; else untouched and v (≥ 1): refused */
+    RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) acquire_below_capacity = {
+        void apply(inout bit<32> v, out bit<32> full) {
+            full = 0;
+            if (v < d.capacity) {
+                v = v + 1;
+            } else {
+                full = v;
+            }
+        }
+    };
+    /* unlimited capacity, or a forced acquire */
+    RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) acquire_any = {
+        void apply(inout bit<32> v) {
+            v = v + 1;
+        }
+    };
+    RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) release_one = {
+        void apply(inout bit<32> v) {
+            if (v != 0) {
+                v = v - 1;
+            }
+        }
+    };
+
+    apply {
+        refused = false;
+        bit<5> idx = d.region[4:0];
+        if (release) {
+            release_one.execute(idx);
+        } else if (carry.exhausted == 1 || d.count_fallback == 1 || d.capacity == 0) {
+            acquire_any.execute(idx);
+        } else {
+            bit<32> full = acquire_below_capacity.execute(idx);
+            if (full != 0) {
+                refused = true;
+            }
+        }
+    }
+}
+
+#endif /* P4CTL_TNA_CAPACITY_P4 */
