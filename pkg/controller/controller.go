@@ -7,7 +7,8 @@
 //     arbitration (take over when the primary goes), reconnect with backoff,
 //     resync on every (re)connection — read what the switch holds and write
 //     only the difference, retry-safe (never failing on ALREADY_EXISTS).
-//   - The hourly update is hitless (../shared/DESIGN.md §2, PlanUpdate):
+//   - The hourly update is hitless (../shared/DESIGN.md §2, planned by
+//     compiler.PlanUpdate and executed by the Driver):
 //     install the new carbon_rank generation under the inactive epoch, flip
 //     active_epoch in one write, delete the old generation after a grace
 //     period. A controller stopped between any two writes leaves a switch

@@ -82,8 +82,8 @@ type Report struct {
 // Driver keeps one switch in the state of the latest plan: it connects,
 // arbitrates (taking over when the primary goes), reconnects with backoff,
 // resyncs after every (re)connection or change of primary, and applies each
-// plan as a hitless update (PlanUpdate). Exactly one goroutine writes at a
-// time (Sync is serialised).
+// plan as a hitless update (planned by compiler.PlanUpdate, executed here).
+// Exactly one goroutine writes at a time (Sync is serialised).
 type Driver struct {
 	target Target
 	opts   DriverOptions
@@ -319,7 +319,7 @@ func (d *Driver) ReadState(ctx context.Context) (*compiler.State, error) {
 }
 
 // Plan returns the update Sync would write for p, without writing.
-func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, error) {
+func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *compiler.State, error) {
 	d.syncMu.Lock()
 	defer d.syncMu.Unlock()
 	installed := d.installed
@@ -333,7 +333,7 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, e
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := PlanUpdate(installed, next)
+	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
@@ -342,10 +342,10 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, e
 
 // Sync makes the switch hold plan p now, hitlessly: it reads the switch
 // (unless the state is cached from the previous push), compiles p for the
-// next epoch, and writes the phases of PlanUpdate, waiting the grace period
-// before deleting the old generation. A replica that is not primary
-// returns ErrNotPrimary without writing. On any error the cache is dropped,
-// so the next Sync starts from what the switch really holds.
+// next epoch, and writes the phases of compiler.PlanUpdate, waiting the
+// grace period before deleting the old generation. A replica that is not
+// primary returns ErrNotPrimary without writing. On any error the cache is
+// dropped, so the next Sync starts from what the switch really holds.
 func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
 	rep, err := d.sync(ctx, p)
 	d.opts.Metrics.observePush(d.target.Name, rep, err)
@@ -390,7 +390,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	u, err := PlanUpdate(installed, next)
+	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
@@ -400,7 +400,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			"updates", len(u.Before))
 	}
 	for _, ph := range u.Phases() {
-		if ph.Name == "cleanup" && len(ph.Updates) > 0 {
+		if ph.Name == compiler.PhaseCleanup && len(ph.Updates) > 0 {
 			rep.Duration = time.Since(start)
 			if err := sleepCtx(ctx, d.opts.Grace); err != nil {
 				return rep, fmt.Errorf("target %s: grace period: %w", d.target.Name, err)
@@ -420,8 +420,9 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 		rep.Duration = time.Since(start)
 	}
 	// The switch now holds next: its entries, and the initial default of
-	// every table next does not mention (PlanUpdate resets the others) —
-	// or, when the ranking was unchanged, next under the kept epoch.
+	// every table next does not mention (compiler.PlanUpdate resets the
+	// others) — or, when the ranking was unchanged, next under the kept
+	// epoch.
 	if u.Unchanged && u.To != next.ActiveEpoch() {
 		if next, err = p.Compile(u.To); err != nil {
 			return rep, nil // the cache stays empty: read back next time
