@@ -130,7 +130,7 @@ func TestLiveCarbonSourceAndStaleness(t *testing.T) {
 	}
 	body := gather(t, m)
 	for _, want := range []string{"p4ctl_carbon_stale 1", `p4ctl_policy{configured="C",effective="A"} 1`, `p4ctl_carbon_zone_stale{zone="IN-WE"} 1`} {
-		if !strings.Contains(body, want) {
+		if !hasLine(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
