@@ -147,6 +147,7 @@ func TestControllerCommandsRejectBadInput(t *testing.T) {
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--at", "2022-01-01T00", "--hour", "2"}, exitUsage, "not both"},
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--election-id", "0"}, exitUsage, "--election-id must be ≥ 1"},
 		{[]string{"run", "-c", mumbai, "--speed", "fast"}, exitUsage, "--speed"},
+		{[]string{"run", "-c", mumbai, "--carbon-refresh-timeout", "0"}, exitUsage, "--carbon-refresh-timeout must be > 0"},
 		{[]string{"get"}, exitUsage, "get what?"},
 		{[]string{"get", "entries", "--grpc-addr", "x"}, exitUsage, "want host:port"},
 		{[]string{"push", "pipeline"}, exitUsage, "--p4info"},

@@ -46,6 +46,14 @@ type Refresher interface {
 	Refresh(ctx context.Context) error
 }
 
+// StaleTimer is implemented by live sources that can say, from their cache
+// alone, when their data will cross the staleness bound if nothing new
+// arrives (carbonapi.Source.StaleAt; false: stale already). The daemon
+// sets a timer on it, so the safe policy never waits for a refresh.
+type StaleTimer interface {
+	StaleAt() (time.Time, bool)
+}
+
 // Checker is implemented by live sources that know whether their data for
 // the current hour is usable (carbonapi.Source.Check): a non-nil error
 // means stale, and the safe policy applies.
@@ -92,6 +100,22 @@ func (f *CarbonFeed) Refresh(ctx context.Context) error {
 		return r.Refresh(ctx)
 	}
 	return nil
+}
+
+// Live reports whether the source fetches on demand (Refresher).
+func (f *CarbonFeed) Live() bool {
+	_, ok := f.Source.(Refresher)
+	return ok
+}
+
+// StaleAt returns when a live source's data goes stale if nothing new
+// arrives (StaleTimer); false when it is stale already or the source
+// cannot say (static sources age by the hour, which the schedule sees).
+func (f *CarbonFeed) StaleAt() (time.Time, bool) {
+	if st, ok := f.Source.(StaleTimer); ok {
+		return st.StaleAt()
+	}
+	return time.Time{}, false
 }
 
 // Zones returns the per-zone freshness of a live source (nil for static
