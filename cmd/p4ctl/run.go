@@ -84,7 +84,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
-	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
+	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (0 = only before each hourly plan; the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
 	f.DurationVar(&o.RefreshLimit, "carbon-refresh-timeout", carbonapi.DefaultRefreshTimeout, "live carbon sources: deadline of one refresh of every zone, retries included (zones not fetched by then keep their cached values)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
@@ -125,8 +125,8 @@ func (o *runOptions) Validate() error {
 	if o.Grace < 0 || o.Poll < 0 || o.EnergyWh <= 0 {
 		return usageErrorf("--grace and --poll must be ≥ 0, --energy-per-request-wh > 0")
 	}
-	if o.Refresh <= 0 || o.RefreshLimit <= 0 {
-		return usageErrorf("--carbon-refresh and --carbon-refresh-timeout must be > 0")
+	if o.Refresh < 0 || o.RefreshLimit <= 0 {
+		return usageErrorf("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")
 	}
 	if o.DeviceConfig != "" && o.P4Info == "" {
 		return usageErrorf("--device-config needs --p4info")
