@@ -69,7 +69,13 @@ never). High availability: run several replicas with distinct election ids
 takes N from a StatefulSet pod name such as p4ctl-2); only the primary
 writes, a backup takes over when the primary's stream ends.
 
-Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
+Prometheus metrics on --metrics-addr /metrics; /livez answers 200 while the
+control loop runs (liveness), /healthz while moreover every target is in, or
+on its way to, the desired state (readiness: 503 with the reason while a
+switch is disconnected, lacks its pipeline and none can be pushed, or
+refuses the plan). With --p4info, a switch found without that pipeline (a
+restart with --no-p4, another program) gets it pushed again and is
+resynced.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -81,7 +87,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
 	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
 	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics, /healthz and /livez (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
 	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (0 = only before each hourly plan; the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
@@ -89,7 +95,7 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push to switches that have no pipeline (with --device-config)")
+	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push (with --device-config) to switches found without this pipeline: at start and after every reconnection (e.g. a restart with --no-p4)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config pushed with --p4info (e.g. BMv2 JSON)")
 	return cmd
 }
@@ -230,7 +236,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 		if !isLoopbackAddr(o.MetricsAddr) {
 			log.Warn("metrics are reachable beyond this machine", "addr", srv.Addr().String())
 		}
-		log.Info("serving /metrics and /healthz", "addr", srv.Addr().String())
+		log.Info("serving /metrics, /healthz and /livez", "addr", srv.Addr().String())
 		if o.ready != nil {
 			o.ready(srv.Addr())
 		}

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,12 +175,13 @@ func (c *Controller) setCurrent(p *Plan) {
 	c.opts.Driver.Metrics.ObservePlan(p)
 }
 
-// Health reports the controller and its targets for /healthz: ok while Run
-// is running (a disconnected switch is reported, not a reason to restart
-// the controller).
+// Health reports the controller and its targets: Live while Run is
+// running, OK while moreover every target is in, or on its way to, the
+// desired state (TargetHealth.OK). /livez serves Live (a switch the
+// controller cannot fix is not a reason to restart it), /healthz OK.
 func (c *Controller) Health() Health {
 	c.mu.Lock()
-	h := Health{OK: c.running}
+	h := Health{Live: c.running}
 	if !c.running {
 		h.Reason = "controller not running"
 		if c.runErr != nil {
@@ -187,8 +189,17 @@ func (c *Controller) Health() Health {
 		}
 	}
 	c.mu.Unlock()
+	var bad []string
 	for _, d := range c.drivers {
-		h.Targets = append(h.Targets, d.Health())
+		th := d.Health()
+		h.Targets = append(h.Targets, th)
+		if !th.OK {
+			bad = append(bad, fmt.Sprintf("target %s: %s", th.Name, th.Reason))
+		}
+	}
+	h.OK = h.Live && len(bad) == 0
+	if h.Live && len(bad) > 0 {
+		h.Reason = strings.Join(bad, "; ")
 	}
 	return h
 }

@@ -36,8 +36,10 @@ type Target struct {
 	ElectionID p4rt.ElectionID
 	// ClientOptions are extra p4rt options (TLS, a bufconn dialer, …).
 	ClientOptions []p4rt.Option
-	// Pipeline, when set, is pushed (VERIFY_AND_COMMIT) if the switch has
-	// no pipeline, e.g. simple_switch_grpc --no-p4.
+	// Pipeline, when set, is pushed (VERIFY_AND_COMMIT) whenever the switch
+	// runs no pipeline (simple_switch_grpc --no-p4, a restart) or another
+	// one: checked at every connection and every read-back of the switch.
+	// Without a cookie it is pushed with PipelineCookie's.
 	Pipeline *p4v1.ForwardingPipelineConfig
 }
 
@@ -107,6 +109,7 @@ type Driver struct {
 	lastSync   time.Time
 	lastErr    error
 	resync     bool
+	pushedAs   *p4v1.ForwardingPipelineConfig // Target.Pipeline as the switch reports it, when it differs
 	kick       chan struct{}
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
@@ -130,6 +133,7 @@ func NewDriver(target Target, opts DriverOptions) *Driver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	target.Pipeline = withCookie(target.Pipeline)
 	return &Driver{target: target, opts: opts, log: log.With("target", target.Name), kick: make(chan struct{}, 1), client: target.Client}
 }
 
@@ -165,8 +169,8 @@ func (d *Driver) conn() (*p4rt.Client, *Translator, Writer) {
 
 // Connect dials the switch (unless a client was given), opens the stream and
 // arbitrates, retrying with backoff until the switch answers or ctx is done.
-// It then resolves the P4Info (pushing Target.Pipeline when the switch has
-// none and this replica is primary).
+// It then resolves the P4Info (pushing Target.Pipeline when the switch runs
+// none or another one and this replica is primary).
 func (d *Driver) Connect(ctx context.Context) error {
 	if d.Client() == nil {
 		opts := append([]p4rt.Option{p4rt.WithDeviceID(d.target.DeviceID), p4rt.WithElectionID(d.target.ElectionID),
@@ -186,6 +190,11 @@ func (d *Driver) Connect(ctx context.Context) error {
 	}
 	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
 	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
+	if d.target.Pipeline != nil {
+		if _, err := d.checkPipeline(ctx, client, true); err != nil {
+			return err
+		}
+	}
 	return d.resolvePipeline(ctx, client)
 }
 
@@ -254,41 +263,17 @@ func nextDelay(b p4rt.Backoff, prev time.Duration) time.Duration {
 	return n
 }
 
+// resolvePipeline builds the translator from the switch's P4Info, unless
+// the driver has one already.
 func (d *Driver) resolvePipeline(ctx context.Context, client *p4rt.Client) error {
 	if d.Translator() != nil {
 		return nil
-	}
-	if d.target.Pipeline != nil {
-		cur, err := client.GetPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE)
-		if err != nil {
-			return fmt.Errorf("target %s: %w", d.target.Name, err)
-		}
-		if cur.GetP4Info() == nil {
-			if _, err := client.WaitPrimary(ctx); err != nil {
-				return fmt.Errorf("target %s has no pipeline and this replica is not primary: %w", d.target.Name, err)
-			}
-			if err := client.SetPipeline(ctx, p4rt.VerifyAndCommit, d.target.Pipeline); err != nil {
-				return fmt.Errorf("target %s: push pipeline: %w", d.target.Name, err)
-			}
-			d.log.Info("pushed the pipeline (the switch had none)")
-		}
 	}
 	idx, err := client.Index(ctx)
 	if err != nil {
 		return fmt.Errorf("target %s: P4Info: %w", d.target.Name, err)
 	}
-	tr, err := NewTranslator(idx)
-	if err != nil {
-		return fmt.Errorf("target %s: the switch's P4Info is not the p4ctl program's: %w", d.target.Name, err)
-	}
-	var w Writer = ClientWriter{client}
-	if d.opts.WrapWriter != nil {
-		w = d.opts.WrapWriter(w)
-	}
-	d.connMu.Lock()
-	d.tr, d.writer = tr, w
-	d.connMu.Unlock()
-	return nil
+	return d.setTranslator(idx)
 }
 
 // Close closes a client the driver dialled.
@@ -381,6 +366,12 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	installed := d.installed
 	d.installed = nil // until the push completes
 	if installed == nil {
+		// Reading back: the switch may have restarted empty or with
+		// another program since it was last seen.
+		if _, err := d.checkPipeline(ctx, client, false); err != nil {
+			return rep, err
+		}
+		client, tr, writer = d.conn()
 		var err error
 		if installed, err = ReadState(ctx, client, tr); err != nil {
 			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
@@ -548,11 +539,15 @@ func (d *Driver) isBackup() bool {
 	return st.Connected && !st.Primary && st.HasPrimary
 }
 
-// Health returns the driver's state for /healthz.
+// Health returns the driver's state for /healthz: OK unless the switch is
+// disconnected, this replica is its primary and the last attempt to bring
+// it to the desired state (push or verification) failed, or no controller
+// is primary for it.
 func (d *Driver) Health() TargetHealth {
 	h := TargetHealth{Name: d.target.Name}
+	var st p4rt.ArbitrationState
 	if c := d.Client(); c != nil {
-		st := c.State()
+		st = c.State()
 		h.Connected, h.Primary = st.Connected, st.Primary
 	}
 	d.mu.Lock()
@@ -563,6 +558,19 @@ func (d *Driver) Health() TargetHealth {
 	}
 	if d.lastErr != nil {
 		h.LastError = d.lastErr.Error()
+	}
+	switch {
+	case !st.Connected:
+		h.Reason = "not connected"
+		if st.Err != nil {
+			h.Reason += ": " + st.Err.Error()
+		}
+	case st.Primary && d.lastErr != nil:
+		h.Reason = "cannot bring the switch to the desired state: " + d.lastErr.Error()
+	case !st.Primary && !st.HasPrimary:
+		h.Reason = "no controller is primary"
+	default:
+		h.OK = true
 	}
 	return h
 }
