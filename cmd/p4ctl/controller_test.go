@@ -148,6 +148,7 @@ func TestControllerCommandsRejectBadInput(t *testing.T) {
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--election-id", "0"}, exitUsage, "--election-id must be ≥ 1"},
 		{[]string{"run", "-c", mumbai, "--speed", "fast"}, exitUsage, "--speed"},
 		{[]string{"run", "-c", mumbai, "--carbon-refresh-timeout", "0"}, exitUsage, "--carbon-refresh-timeout > 0"},
+		{[]string{"run", "-c", mumbai, "--verify-every", "-1s"}, exitUsage, "--verify-every and --verify-full-every must be ≥ 0"},
 		{[]string{"get"}, exitUsage, "get what?"},
 		{[]string{"get", "entries", "--grpc-addr", "x"}, exitUsage, "want host:port"},
 		{[]string{"push", "pipeline"}, exitUsage, "--p4info"},

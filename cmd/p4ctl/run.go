@@ -31,6 +31,8 @@ type runOptions struct {
 	Poll         time.Duration
 	Refresh      time.Duration
 	RefreshLimit time.Duration
+	Verify       time.Duration
+	VerifyFull   time.Duration
 	EnergyWh     float64
 	LogFormat    string
 	LogLevel     string
@@ -75,7 +77,10 @@ on its way to, the desired state (readiness: 503 with the reason while a
 switch is disconnected, lacks its pipeline and none can be pushed, or
 refuses the plan). With --p4info, a switch found without that pipeline (a
 restart with --no-p4, another program) gets it pushed again and is
-resynced.`,
+resynced. Between pushes each switch is verified (--verify-every: the
+active epoch and the ranking; --verify-full-every: every table) and drift
+— another client's writes — is repaired at once and counted in
+p4ctl_drift_repairs_total.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -92,6 +97,8 @@ resynced.`,
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
 	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (0 = only before each hourly plan; the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
 	f.DurationVar(&o.RefreshLimit, "carbon-refresh-timeout", carbonapi.DefaultRefreshTimeout, "live carbon sources: deadline of one refresh of every zone, retries included (zones not fetched by then keep their cached values)")
+	f.DurationVar(&o.Verify, "verify-every", controller.DefaultVerifyInterval, "between pushes, check this often that each switch still holds active_epoch and the carbon_rank entries last written (one small Read) and repair drift at once (0 = never)")
+	f.DurationVar(&o.VerifyFull, "verify-full-every", controller.DefaultFullVerifyInterval, "between pushes, read every table back this often, compare with what was written and repair drift (0 = never)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -133,6 +140,9 @@ func (o *runOptions) Validate() error {
 	}
 	if o.Refresh < 0 || o.RefreshLimit <= 0 {
 		return usageErrorf("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")
+	}
+	if o.Verify < 0 || o.VerifyFull < 0 {
+		return usageErrorf("--verify-every and --verify-full-every must be ≥ 0 (0 = never)")
 	}
 	if o.DeviceConfig != "" && o.P4Info == "" {
 		return usageErrorf("--device-config needs --p4info")
@@ -221,7 +231,8 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 		grace = -1
 	}
 	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule, RefreshInterval: refresh,
-		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
+		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, VerifyInterval: o.Verify, FullVerifyInterval: o.VerifyFull,
+			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
 	if err != nil {
 		return err
 	}

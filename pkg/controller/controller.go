@@ -5,8 +5,10 @@
 //
 //   - One Driver per switch, each in its own goroutine: connect, P4Runtime
 //     arbitration (take over when the primary goes), reconnect with backoff,
-//     resync on every (re)connection — read what the switch holds and write
-//     only the difference, retry-safe (never failing on ALREADY_EXISTS).
+//     resync on every (re)connection — check its pipeline, read what the
+//     switch holds and write only the difference, retry-safe (never
+//     failing on ALREADY_EXISTS) — and verify the switch between pushes,
+//     repairing drift at once.
 //   - The hourly update is hitless (../shared/DESIGN.md §2, planned by
 //     compiler.PlanUpdate and executed by the Driver):
 //     install the new carbon_rank generation under the inactive epoch, flip
@@ -21,7 +23,7 @@
 //     SafePolicy (A, latency only), logged and exported as a metric — for a
 //     live source the moment the cached data crosses the bound on the
 //     clock, while refreshes (each with a deadline) run in the background.
-//   - Metrics (Prometheus) and /healthz: Metrics, NewServer.
+//   - Metrics (Prometheus), /healthz and /livez: Metrics, NewServer.
 //
 // The package talks to switches only through pkg/p4rt; it knows names, not
 // P4Info ids (Translator maps them).

@@ -56,6 +56,14 @@ type DriverOptions struct {
 	// EnergyPerRequestWh is the assumed energy of one request for the gCO2
 	// estimate (default DefaultEnergyPerRequestWh).
 	EnergyPerRequestWh float64
+	// VerifyInterval is how often Run checks, between pushes, that the
+	// switch still holds the versioned part of the state it last wrote —
+	// active_epoch and every carbon_rank entry, one Read — and repairs any
+	// drift at once (0: never).
+	VerifyInterval time.Duration
+	// FullVerifyInterval is how often Run reads the whole state back and
+	// compares it with what it last wrote, repairing any drift (0: never).
+	FullVerifyInterval time.Duration
 	// NoTakeover disables taking over as primary when the switch reports
 	// that no controller is primary.
 	NoTakeover bool
@@ -110,6 +118,7 @@ type Driver struct {
 	lastErr    error
 	resync     bool
 	pushedAs   *p4v1.ForwardingPipelineConfig // Target.Pipeline as the switch reports it, when it differs
+	repair     string                         // kind of drift the pending resync repairs ("" none)
 	kick       chan struct{}
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
@@ -579,17 +588,24 @@ func (d *Driver) Health() TargetHealth {
 // plan until ctx is done: it resyncs after reconnections and changes of
 // primary, retries failed pushes with backoff, takes over as primary when
 // the switch has none (election id raised above the highest the switch has
-// seen: high word + 1, own low word), and polls counters.
+// seen: high word + 1, own low word), verifies the switch's state between
+// pushes (VerifyInterval, FullVerifyInterval) and repairs drift at once,
+// and polls counters.
 func (d *Driver) Run(ctx context.Context) error {
 	if err := d.Connect(ctx); err != nil {
 		return err
 	}
 	defer d.Close()
-	var poll <-chan time.Time
-	if d.opts.PollInterval > 0 {
-		t := time.NewTicker(d.opts.PollInterval)
-		defer t.Stop()
-		poll = t.C
+	var poll, verify, verifyFull <-chan time.Time
+	for _, tk := range []struct {
+		every time.Duration
+		ch    *<-chan time.Time
+	}{{d.opts.PollInterval, &poll}, {d.opts.VerifyInterval, &verify}, {d.opts.FullVerifyInterval, &verifyFull}} {
+		if tk.every > 0 {
+			t := time.NewTicker(tk.every)
+			defer t.Stop()
+			*tk.ch = t.C
+		}
 	}
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
@@ -621,7 +637,13 @@ func (d *Driver) Run(ctx context.Context) error {
 					if seq > d.doneSeq {
 						d.doneSeq = seq
 					}
+					repaired := d.repair
+					d.repair = ""
 					d.mu.Unlock()
+					if repaired != "" {
+						d.opts.Metrics.observeRepair(d.target.Name, repaired)
+						d.log.Info("drift repaired", "kind", repaired)
+					}
 				}
 			}
 		}
@@ -634,6 +656,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-retry.C:
 		case <-poll:
 			d.PollCounters(ctx)
+		case <-verify:
+			d.verify(ctx, false)
+		case <-verifyFull:
+			d.verify(ctx, true)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +11,13 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
 var fastBackoff = p4rt.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Multiplier: 2}
@@ -177,4 +180,94 @@ func TestHealthUnhealthyWhileTargetCannotConverge(t *testing.T) {
 	}
 	waitFor(t, "the plan resynced after the pipeline came back", 10*time.Second, func() bool { return inDesiredState(ctx, ctl) })
 	waitFor(t, "/healthz to turn healthy", 10*time.Second, func() bool { return ctl.Health().OK })
+}
+
+// Another client may write with the primary's election id without
+// arbitrating (P4Runtime allows it). Whatever it changes, the driver's
+// periodic verification finds it and repairs it within a verify period or
+// two — not at the next hourly push — and counts it by kind: the active
+// epoch flipped to a generation without entries (every request falls back
+// to its nearest region) and a ranking entry removed are seen by the cheap
+// check of the versioned tables; a feasibility entry removed only by the
+// full read.
+func TestDriftRepairedWithinVerifyPeriod(t *testing.T) {
+	cfg := loadConfig(t)
+	p := plans(t, cfg, start, 1, nil)[0]
+	const period = 50 * time.Millisecond
+	cases := []struct {
+		name string
+		opts controller.DriverOptions
+		// drift returns the updates another client writes.
+		drift func(t *testing.T, d *controller.Driver, cur *compiler.State) []*p4v1.Update
+		kind  string
+	}{
+		{"active epoch flipped to an empty generation", controller.DriverOptions{VerifyInterval: period},
+			func(t *testing.T, d *controller.Driver, cur *compiler.State) []*p4v1.Update {
+				return []*p4v1.Update{{Type: p4v1.Update_MODIFY, Entity: activeEpochEntity(t, d, uint64(cur.ActiveEpoch()+5))}}
+			}, controller.RepairActiveEpoch},
+		{"a ranking entry deleted", controller.DriverOptions{VerifyInterval: period},
+			func(t *testing.T, d *controller.Driver, cur *compiler.State) []*p4v1.Update {
+				return deleteFirst(t, d, cur, pipeline.TableCarbonRank)
+			}, controller.RepairEntries},
+		{"a feasibility entry deleted", controller.DriverOptions{VerifyInterval: period, FullVerifyInterval: 4 * period},
+			func(t *testing.T, d *controller.Driver, cur *compiler.State) []*p4v1.Update {
+				return deleteFirst(t, d, cur, pipeline.TableSLAFeasibility)
+			}, controller.RepairEntries},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, cfg)
+			m := controller.NewMetrics()
+			c := r.srv.Dial(t, electionOne())
+			opts := tc.opts
+			opts.Grace, opts.Log, opts.Metrics = -1, testLog(t), m
+			d := controller.NewDriverWithClient(controller.Target{Name: "sw"}, c, opts)
+			ctx := ctxT(t)
+			rctx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- d.Run(rctx) }()
+			t.Cleanup(func() { stop(); <-done })
+			d.Submit(p)
+			waitFor(t, "the push", 5*time.Second, func() bool { return d.Translator() != nil && inState(ctx, d, p) })
+			cur, err := d.ReadState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The other client: the primary's election id, no stream.
+			other := r.srv.Dial(t, p4rt.WithElectionID(c.ElectionID()))
+			if err := other.Write(ctx, tc.drift(t, d, cur)); err != nil {
+				t.Fatal(err)
+			}
+			wrote := time.Now()
+			waitFor(t, "the drift repaired", 5*time.Second, func() bool { return inState(ctx, d, p) })
+			took := time.Since(wrote)
+			t.Logf("repaired %s after the other client's write (verify every %s, full read every %s)",
+				took.Round(time.Millisecond), opts.VerifyInterval, opts.FullVerifyInterval)
+			// Within the period of the check that sees it (slack for a
+			// loaded machine), not at the next hourly push.
+			if limit := 2*max(opts.VerifyInterval, opts.FullVerifyInterval) + time.Second; took > limit {
+				t.Errorf("repaired after %s, want within %s", took, limit)
+			}
+			want := fmt.Sprintf(`p4ctl_drift_repairs_total{kind=%q,target="sw"} 1`, tc.kind)
+			waitFor(t, want, time.Second, func() bool { return hasLine(gather(t, m), want) })
+			r.checkRoutes(t, cfg, p)
+		})
+	}
+}
+
+// deleteFirst is a DELETE of the first entry of table in cur.
+func deleteFirst(t *testing.T, d *controller.Driver, cur *compiler.State, table string) []*p4v1.Update {
+	t.Helper()
+	for _, e := range cur.Table(table) {
+		if e.Default {
+			continue
+		}
+		ups, err := d.Translator().Updates([]compiler.Update{{Op: compiler.Delete, Entry: e}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ups
+	}
+	t.Fatalf("no %s entry to delete", table)
+	return nil
 }
