@@ -549,9 +549,8 @@ func (d *Driver) isBackup() bool {
 }
 
 // Health returns the driver's state for /healthz: OK unless the switch is
-// disconnected, this replica is its primary and the last attempt to bring
-// it to the desired state (push or verification) failed, or no controller
-// is primary for it.
+// disconnected, this replica is its primary and its last push failed, or
+// no controller is primary for it.
 func (d *Driver) Health() TargetHealth {
 	h := TargetHealth{Name: d.target.Name}
 	var st p4rt.ArbitrationState

@@ -158,8 +158,9 @@ func (m *Metrics) observePush(target string, rep Report, err error) {
 // Kinds of drift the controller repairs: the kind label of
 // p4ctl_drift_repairs_total.
 const (
-	// RepairPipeline: the switch ran no pipeline, or another one than
-	// Target.Pipeline; it was pushed again.
+	// RepairPipeline: the switch, read back after a reconnection or an
+	// error, ran no pipeline or another one than Target.Pipeline; it was
+	// pushed again (a push at the first connection is not counted).
 	RepairPipeline = "pipeline"
 	// RepairActiveEpoch: active_epoch was not the epoch the controller
 	// set last (another client wrote it).
@@ -273,9 +274,10 @@ type Health struct {
 type TargetHealth struct {
 	Name string `json:"name"`
 	// OK is false while the controller cannot bring the target to the
-	// desired state: disconnected, its last push or verification failed
-	// (LastError), or no controller is primary for it. A backup of a live
-	// primary is OK (the primary drives the switch).
+	// desired state: disconnected, this primary's last push failed
+	// (LastError; a failed verification is followed by a push), or no
+	// controller is primary for it. A backup of a live primary is OK (the
+	// primary drives the switch).
 	OK        bool   `json:"ok"`
 	Reason    string `json:"reason,omitempty"`
 	Connected bool   `json:"connected"`

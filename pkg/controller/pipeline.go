@@ -106,7 +106,9 @@ func (d *Driver) checkPipeline(ctx context.Context, client *p4rt.Client, connect
 		return false, fmt.Errorf("target %s: push the pipeline (%s): %w", d.target.Name, why, err)
 	}
 	d.log.Warn("pushed the pipeline", "reason", why, "cookie", fmt.Sprintf("%#x", want.GetCookie().GetCookie()))
-	d.opts.Metrics.observeRepair(d.target.Name, RepairPipeline)
+	if !connecting { // at connection it is provisioning, not drift
+		d.opts.Metrics.observeRepair(d.target.Name, RepairPipeline)
+	}
 	// A target may report the pipeline otherwise than it was pushed (no
 	// cookie support, a rewritten P4Info): remember how, so that the next
 	// check does not push it again and again.
