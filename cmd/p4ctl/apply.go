@@ -9,6 +9,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -125,13 +126,13 @@ type dryRunResult struct {
 }
 
 type dryRunTarget struct {
-	Target string             `json:"target"`
-	Update *controller.Update `json:"update"`
+	Target string               `json:"target"`
+	Update *compiler.UpdatePlan `json:"update"`
 }
 
 type dryRunRequest struct {
 	target string
-	update *controller.Update
+	update *compiler.UpdatePlan
 	reqs   []*p4v1.WriteRequest
 }
 

@@ -147,6 +147,8 @@ func TestControllerCommandsRejectBadInput(t *testing.T) {
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--at", "2022-01-01T00", "--hour", "2"}, exitUsage, "not both"},
 		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--election-id", "0"}, exitUsage, "--election-id must be ≥ 1"},
 		{[]string{"run", "-c", mumbai, "--speed", "fast"}, exitUsage, "--speed"},
+		{[]string{"run", "-c", mumbai, "--carbon-refresh-timeout", "0"}, exitUsage, "--carbon-refresh-timeout > 0"},
+		{[]string{"run", "-c", mumbai, "--verify-every", "-1s"}, exitUsage, "--verify-every and --verify-full-every must be ≥ 0"},
 		{[]string{"get"}, exitUsage, "get what?"},
 		{[]string{"get", "entries", "--grpc-addr", "x"}, exitUsage, "want host:port"},
 		{[]string{"push", "pipeline"}, exitUsage, "--p4info"},
@@ -178,7 +180,7 @@ func TestRunReplicaFromHostname(t *testing.T) {
 
 func (o *runOptions) flagsFor(t *testing.T, cfg string) error {
 	o.ConfigPath = cfg
-	o.conn.Timeout, o.EnergyWh = time.Second, 1
+	o.conn.Timeout, o.EnergyWh, o.RefreshLimit = time.Second, 1, time.Second
 	if err := o.Complete(nil, nil); err != nil {
 		return err
 	}

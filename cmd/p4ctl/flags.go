@@ -348,15 +348,12 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 
 // carbonFeed opens the configuration's carbon source: the offline model
 // or CSV traces (config.OpenCarbon), or a live API client
-// (carbonapi.FromConfig: Electricity Maps or WattTime, refreshed by the
-// controller before each plan).
-func carbonFeed(cfg *config.Config, log *slog.Logger) (*controller.CarbonFeed, error) {
+// (carbonapi.FromConfig with o: Electricity Maps or WattTime, refreshed by
+// the controller before each plan).
+func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
 	switch cfg.Carbon.Source {
 	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		src, err := carbonapi.FromConfig(cfg, carbonapi.Options{Logger: log})
+		src, err := carbonapi.FromConfig(cfg, o)
 		if err != nil {
 			return nil, fmt.Errorf("carbon: %w", err)
 		}
@@ -372,7 +369,7 @@ func carbonFeed(cfg *config.Config, log *slog.Logger) (*controller.CarbonFeed, e
 // planAt opens the carbon source (refreshing a live one) and plans the
 // hour the flags select: what diff and apply compile.
 func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
-	feed, err := carbonFeed(cfg, nil)
+	feed, err := carbonFeed(cfg, carbonapi.Options{})
 	if err != nil {
 		return nil, err
 	}

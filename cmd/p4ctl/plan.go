@@ -11,6 +11,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 	"github.com/spf13/cobra"
 )
 
@@ -111,7 +112,7 @@ func parseHour(s string) (time.Time, error) {
 
 // Run compiles and prints the plan.
 func (o *planOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(o.cfg, nil)
+	feed, err := carbonFeed(o.cfg, carbonapi.Options{})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
+	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // runOptions are the flags of `p4ctl run`.
@@ -29,6 +30,9 @@ type runOptions struct {
 	Grace        time.Duration
 	Poll         time.Duration
 	Refresh      time.Duration
+	RefreshLimit time.Duration
+	Verify       time.Duration
+	VerifyFull   time.Duration
 	EnergyWh     float64
 	LogFormat    string
 	LogLevel     string
@@ -67,7 +71,16 @@ never). High availability: run several replicas with distinct election ids
 takes N from a StatefulSet pod name such as p4ctl-2); only the primary
 writes, a backup takes over when the primary's stream ends.
 
-Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
+Prometheus metrics on --metrics-addr /metrics; /livez answers 200 while the
+control loop runs (liveness), /healthz while moreover every target is in, or
+on its way to, the desired state (readiness: 503 with the reason while a
+switch is disconnected, lacks its pipeline and none can be pushed, or
+refuses the plan). With --p4info, a switch found without that pipeline (a
+restart with --no-p4, another program) gets it pushed again and is
+resynced. Between pushes each switch is verified (--verify-every: the
+active epoch and the ranking; --verify-full-every: every table) and drift
+— another client's writes — is repaired at once and counted in
+p4ctl_drift_repairs_total.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -79,14 +92,17 @@ Prometheus metrics on --metrics-addr /metrics, liveness on /healthz.`,
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
 	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
 	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics and /healthz (\"\" = off)")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics, /healthz and /livez (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
 	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
-	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours (stale data switches to the safe policy at once)")
+	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (0 = only before each hourly plan; the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
+	f.DurationVar(&o.RefreshLimit, "carbon-refresh-timeout", carbonapi.DefaultRefreshTimeout, "live carbon sources: deadline of one refresh of every zone, retries included (zones not fetched by then keep their cached values)")
+	f.DurationVar(&o.Verify, "verify-every", controller.DefaultVerifyInterval, "between pushes, check this often that each switch still holds active_epoch and the carbon_rank entries last written (one small Read) and repair drift at once (0 = never)")
+	f.DurationVar(&o.VerifyFull, "verify-full-every", controller.DefaultFullVerifyInterval, "between pushes, read every table back this often, compare with what was written and repair drift (0 = never)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push to switches that have no pipeline (with --device-config)")
+	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push (with --device-config) to switches found without this pipeline: at start and after every reconnection (e.g. a restart with --no-p4)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config pushed with --p4info (e.g. BMv2 JSON)")
 	return cmd
 }
@@ -121,6 +137,12 @@ func (o *runOptions) Validate() error {
 	}
 	if o.Grace < 0 || o.Poll < 0 || o.EnergyWh <= 0 {
 		return usageErrorf("--grace and --poll must be ≥ 0, --energy-per-request-wh > 0")
+	}
+	if o.Refresh < 0 || o.RefreshLimit <= 0 {
+		return usageErrorf("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")
+	}
+	if o.Verify < 0 || o.VerifyFull < 0 {
+		return usageErrorf("--verify-every and --verify-full-every must be ≥ 0 (0 = never)")
 	}
 	if o.DeviceConfig != "" && o.P4Info == "" {
 		return usageErrorf("--device-config needs --p4info")
@@ -195,7 +217,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(o.cfg, log)
+	feed, err := carbonFeed(o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
 	if err != nil {
 		return err
 	}
@@ -209,7 +231,8 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 		grace = -1
 	}
 	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule, RefreshInterval: refresh,
-		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
+		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, VerifyInterval: o.Verify, FullVerifyInterval: o.VerifyFull,
+			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
 	if err != nil {
 		return err
 	}
@@ -224,7 +247,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 		if !isLoopbackAddr(o.MetricsAddr) {
 			log.Warn("metrics are reachable beyond this machine", "addr", srv.Addr().String())
 		}
-		log.Info("serving /metrics and /healthz", "addr", srv.Addr().String())
+		log.Info("serving /metrics, /healthz and /livez", "addr", srv.Addr().String())
 		if o.ready != nil {
 			o.ready(srv.Addr())
 		}

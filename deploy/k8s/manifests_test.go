@@ -51,9 +51,9 @@ func get(t *testing.T, v any, path ...any) any {
 
 // The manifests are consistent with each other and with p4ctl: the
 // ConfigMap's configuration passes p4ctl's validation, the replicas get
-// distinct election ids from their ordinals, the probes hit /healthz on the
-// metrics port, the Secret and ConfigMap the pods use exist, and the
-// services select the pods.
+// distinct election ids from their ordinals, the probes hit /livez
+// (liveness) and /healthz (readiness) on the metrics port, the Secret and
+// ConfigMap the pods use exist, and the services select the pods.
 func TestManifests(t *testing.T) {
 	cm := load(t, "configmap.yaml")[0]
 	cfgText, _ := get(t, cm, "data", "config.yaml").(string)
@@ -78,8 +78,11 @@ func TestManifests(t *testing.T) {
 			t.Errorf("container args %q lack %s", args, want)
 		}
 	}
-	if p := get(t, c, "livenessProbe", "httpGet", "path"); p != "/healthz" {
-		t.Errorf("liveness probe path %v", p)
+	if p := get(t, c, "livenessProbe", "httpGet", "path"); p != "/livez" {
+		t.Errorf("liveness probe path %v, want /livez (the control loop runs)", p)
+	}
+	if p := get(t, c, "readinessProbe", "httpGet", "path"); p != "/healthz" {
+		t.Errorf("readiness probe path %v, want /healthz (the switches converge)", p)
 	}
 	if p := get(t, c, "ports", 0, "name"); p != get(t, c, "livenessProbe", "httpGet", "port") {
 		t.Errorf("probe port %v is not the container port %v", get(t, c, "livenessProbe", "httpGet", "port"), p)

@@ -157,8 +157,8 @@ func BenchmarkReconcile10k(b *testing.B) {
 	b.ReportMetric(rawCPU.Seconds()/ctlCPU.Seconds(), "ctl/raw-cpu")
 }
 
-func mustPlan(b *testing.B, want *compiler.State) *controller.Update {
-	u, err := controller.PlanUpdate(&compiler.State{}, want)
+func mustPlan(b *testing.B, want *compiler.State) *compiler.UpdatePlan {
+	u, err := compiler.PlanUpdate(&compiler.State{}, want)
 	if err != nil {
 		b.Fatal(err)
 	}

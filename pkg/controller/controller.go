@@ -5,9 +5,12 @@
 //
 //   - One Driver per switch, each in its own goroutine: connect, P4Runtime
 //     arbitration (take over when the primary goes), reconnect with backoff,
-//     resync on every (re)connection — read what the switch holds and write
-//     only the difference, retry-safe (never failing on ALREADY_EXISTS).
-//   - The hourly update is hitless (../shared/DESIGN.md §2, PlanUpdate):
+//     resync on every (re)connection — check its pipeline, read what the
+//     switch holds and write only the difference, retry-safe (never
+//     failing on ALREADY_EXISTS) — and verify the switch between pushes,
+//     repairing drift at once.
+//   - The hourly update is hitless (../shared/DESIGN.md §2, planned by
+//     compiler.PlanUpdate and executed by the Driver):
 //     install the new carbon_rank generation under the inactive epoch, flip
 //     active_epoch in one write, delete the old generation after a grace
 //     period. A controller stopped between any two writes leaves a switch
@@ -17,8 +20,10 @@
 //     boundary with jitter) or a replay (a trace or the offline model, at a
 //     speed factor).
 //   - Carbon data too old for the staleness bound makes the Planner compile
-//     SafePolicy (A, latency only), logged and exported as a metric.
-//   - Metrics (Prometheus) and /healthz: Metrics, NewServer.
+//     SafePolicy (A, latency only), logged and exported as a metric — for a
+//     live source the moment the cached data crosses the bound on the
+//     clock, while refreshes (each with a deadline) run in the background.
+//   - Metrics (Prometheus), /healthz and /livez: Metrics, NewServer.
 //
 // The package talks to switches only through pkg/p4rt; it knows names, not
 // P4Info ids (Translator maps them).
@@ -29,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,9 +53,10 @@ type Options struct {
 	Clock    Clock
 	Schedule Schedule
 	// RefreshInterval, when > 0, refreshes a live carbon source between
-	// hourly ticks and re-plans at once if its freshness changed (stale
-	// data switches to the safe policy within this interval, not at the
-	// next hour). Real-time schedules only.
+	// hourly ticks, in the background, and re-plans when a refresh changes
+	// the data's freshness. Staleness itself does not wait for a refresh:
+	// the safe policy applies the moment the cached data crosses the
+	// staleness bound on the Clock. Real-time schedules only.
 	RefreshInterval time.Duration
 	// Driver options shared by every target.
 	Driver DriverOptions
@@ -62,6 +69,7 @@ type Controller struct {
 	planner *Planner
 	drivers []*Driver
 	log     *slog.Logger
+	ref     *refresher // live carbon source refreshes in the background
 
 	mu      sync.Mutex
 	current *Plan
@@ -91,7 +99,7 @@ func New(opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{opts: opts, planner: pl, log: log}
+	c := &Controller{opts: opts, planner: pl, log: log, ref: &refresher{feed: opts.Feed, metrics: opts.Driver.Metrics, log: log}}
 	seen := map[string]bool{}
 	for _, t := range opts.Targets {
 		if seen[t.Name] {
@@ -169,12 +177,13 @@ func (c *Controller) setCurrent(p *Plan) {
 	c.opts.Driver.Metrics.ObservePlan(p)
 }
 
-// Health reports the controller and its targets for /healthz: ok while Run
-// is running (a disconnected switch is reported, not a reason to restart
-// the controller).
+// Health reports the controller and its targets: Live while Run is
+// running, OK while moreover every target is in, or on its way to, the
+// desired state (TargetHealth.OK). /livez serves Live (a switch the
+// controller cannot fix is not a reason to restart it), /healthz OK.
 func (c *Controller) Health() Health {
 	c.mu.Lock()
-	h := Health{OK: c.running}
+	h := Health{Live: c.running}
 	if !c.running {
 		h.Reason = "controller not running"
 		if c.runErr != nil {
@@ -182,8 +191,17 @@ func (c *Controller) Health() Health {
 		}
 	}
 	c.mu.Unlock()
+	var bad []string
 	for _, d := range c.drivers {
-		h.Targets = append(h.Targets, d.Health())
+		th := d.Health()
+		h.Targets = append(h.Targets, th)
+		if !th.OK {
+			bad = append(bad, fmt.Sprintf("target %s: %s", th.Name, th.Reason))
+		}
+	}
+	h.OK = h.Live && len(bad) == 0
+	if h.Live && len(bad) > 0 {
+		h.Reason = strings.Join(bad, "; ")
 	}
 	return h
 }
@@ -215,6 +233,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		}()
 	}
 	defer wg.Wait()
+	defer c.ref.wait()
 	defer cancel()
 	sched := c.opts.Schedule
 	seqs := make([]uint64, len(c.drivers))
@@ -222,7 +241,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		if err := c.waitTick(ctx, tick); err != nil {
 			return c.err()
 		}
-		c.refresh(ctx)
+		if err := c.refreshFor(ctx, tick); err != nil {
+			return c.err()
+		}
 		p := c.planner.Plan(tick.Hour)
 		c.setCurrent(p)
 		c.log.Info("plan", "hour", p.Hour.Format(time.RFC3339), "policy", p.Effective.String(), "stale", p.Stale,
@@ -256,40 +277,80 @@ func (c *Controller) err() error {
 	return c.runErr
 }
 
-// waitTick sleeps until the tick, refreshing a live carbon source every
-// RefreshInterval meanwhile and re-planning when its freshness changes.
+// waitTick sleeps until the tick. Meanwhile, in real time, it refreshes a
+// live carbon source every RefreshInterval in the background and re-plans
+// when the data's freshness changes: when a refresh ends, and at the
+// instant the cached data crosses the staleness bound on the clock, whether
+// or not a refresh is in flight.
 func (c *Controller) waitTick(ctx context.Context, tick Tick) error {
 	clk := c.opts.Clock
+	iv := c.opts.RefreshInterval
+	background := iv > 0 && !c.opts.Schedule.Replay && c.opts.Feed.Live()
 	for {
+		now := clk.Now()
+		if !now.Before(tick.At) {
+			return nil
+		}
 		wake := tick.At
-		if iv := c.opts.RefreshInterval; iv > 0 && !c.opts.Schedule.Replay {
-			if r := clk.Now().Add(iv); r.Before(wake) {
-				wake = r
+		var done <-chan struct{}
+		if background {
+			var last time.Time
+			if done, last = c.ref.inFlight(); done == nil {
+				due := last.Add(iv)
+				if !due.After(now) {
+					done, _ = c.ref.start(ctx, now)
+					due = now.Add(iv)
+				}
+				wake = earlier(wake, due)
 			}
 		}
-		if err := clk.SleepUntil(ctx, wake); err != nil {
+		if at, ok := c.staleWake(); ok {
+			wake = earlier(wake, at)
+		}
+		if err := sleepOr(ctx, clk, wake, done); err != nil {
 			return err
 		}
 		if !clk.Now().Before(tick.At) {
-			return nil
+			return nil // the tick plans
 		}
+		c.replan()
+	}
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// refreshFor refreshes a live carbon source for the tick's hour before it
+// is planned. In real time the refresh runs in the background and is
+// awaited (its deadline bounds the wait: carbonapi.Options.RefreshTimeout)
+// while the staleness bound is still watched on the clock; a refresh
+// already in flight that started before the hour is awaited, then a new
+// one is made. A replay refreshes in line (its clock may be unpaced).
+func (c *Controller) refreshFor(ctx context.Context, tick Tick) error {
+	if !c.opts.Feed.Live() {
+		return nil
+	}
+	if c.opts.Schedule.Replay {
 		c.refresh(ctx)
-		cur := c.Current()
-		if cur == nil {
-			continue
+		return ctx.Err()
+	}
+	for {
+		done, started := c.ref.start(ctx, c.opts.Clock.Now())
+		if err := c.awaitRefresh(ctx, done); err != nil {
+			return err
 		}
-		p := c.planner.Plan(clk.Now())
-		if p.Stale != cur.Stale || p.Effective != cur.Effective {
-			c.log.Warn("carbon data freshness changed: re-planning now", "stale", p.Stale, "policy", p.Effective.String(), "reason", p.Reason)
-			c.setCurrent(p)
-			for _, d := range c.drivers {
-				d.Submit(p)
-			}
+		if !started.Before(tick.Hour) {
+			return nil
 		}
 	}
 }
 
-// refresh refreshes a live carbon source and exports its zones' freshness.
+// refresh refreshes a live carbon source in line and exports its zones'
+// freshness (Step, replays).
 func (c *Controller) refresh(ctx context.Context) {
 	if err := c.opts.Feed.Refresh(ctx); err != nil && ctx.Err() == nil {
 		c.log.Warn("carbon refresh failed for some zones (cached values are kept)", "err", err)

@@ -36,8 +36,10 @@ type Target struct {
 	ElectionID p4rt.ElectionID
 	// ClientOptions are extra p4rt options (TLS, a bufconn dialer, …).
 	ClientOptions []p4rt.Option
-	// Pipeline, when set, is pushed (VERIFY_AND_COMMIT) if the switch has
-	// no pipeline, e.g. simple_switch_grpc --no-p4.
+	// Pipeline, when set, is pushed (VERIFY_AND_COMMIT) whenever the switch
+	// runs no pipeline (simple_switch_grpc --no-p4, a restart) or another
+	// one: checked at every connection and every read-back of the switch.
+	// Without a cookie it is pushed with PipelineCookie's.
 	Pipeline *p4v1.ForwardingPipelineConfig
 }
 
@@ -54,6 +56,14 @@ type DriverOptions struct {
 	// EnergyPerRequestWh is the assumed energy of one request for the gCO2
 	// estimate (default DefaultEnergyPerRequestWh).
 	EnergyPerRequestWh float64
+	// VerifyInterval is how often Run checks, between pushes, that the
+	// switch still holds the versioned part of the state it last wrote —
+	// active_epoch and every carbon_rank entry, one Read — and repairs any
+	// drift at once (0: never).
+	VerifyInterval time.Duration
+	// FullVerifyInterval is how often Run reads the whole state back and
+	// compares it with what it last wrote, repairing any drift (0: never).
+	FullVerifyInterval time.Duration
 	// NoTakeover disables taking over as primary when the switch reports
 	// that no controller is primary.
 	NoTakeover bool
@@ -82,8 +92,8 @@ type Report struct {
 // Driver keeps one switch in the state of the latest plan: it connects,
 // arbitrates (taking over when the primary goes), reconnects with backoff,
 // resyncs after every (re)connection or change of primary, and applies each
-// plan as a hitless update (PlanUpdate). Exactly one goroutine writes at a
-// time (Sync is serialised).
+// plan as a hitless update (planned by compiler.PlanUpdate, executed here).
+// Exactly one goroutine writes at a time (Sync is serialised).
 type Driver struct {
 	target Target
 	opts   DriverOptions
@@ -107,6 +117,8 @@ type Driver struct {
 	lastSync   time.Time
 	lastErr    error
 	resync     bool
+	pushedAs   *p4v1.ForwardingPipelineConfig // Target.Pipeline as the switch reports it, when it differs
+	repair     string                         // kind of drift the pending resync repairs ("" none)
 	kick       chan struct{}
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
@@ -130,6 +142,7 @@ func NewDriver(target Target, opts DriverOptions) *Driver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	target.Pipeline = withCookie(target.Pipeline)
 	return &Driver{target: target, opts: opts, log: log.With("target", target.Name), kick: make(chan struct{}, 1), client: target.Client}
 }
 
@@ -165,8 +178,8 @@ func (d *Driver) conn() (*p4rt.Client, *Translator, Writer) {
 
 // Connect dials the switch (unless a client was given), opens the stream and
 // arbitrates, retrying with backoff until the switch answers or ctx is done.
-// It then resolves the P4Info (pushing Target.Pipeline when the switch has
-// none and this replica is primary).
+// It then resolves the P4Info (pushing Target.Pipeline when the switch runs
+// none or another one and this replica is primary).
 func (d *Driver) Connect(ctx context.Context) error {
 	if d.Client() == nil {
 		opts := append([]p4rt.Option{p4rt.WithDeviceID(d.target.DeviceID), p4rt.WithElectionID(d.target.ElectionID),
@@ -186,6 +199,11 @@ func (d *Driver) Connect(ctx context.Context) error {
 	}
 	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
 	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
+	if d.target.Pipeline != nil {
+		if _, err := d.checkPipeline(ctx, client, true); err != nil {
+			return err
+		}
+	}
 	return d.resolvePipeline(ctx, client)
 }
 
@@ -254,41 +272,17 @@ func nextDelay(b p4rt.Backoff, prev time.Duration) time.Duration {
 	return n
 }
 
+// resolvePipeline builds the translator from the switch's P4Info, unless
+// the driver has one already.
 func (d *Driver) resolvePipeline(ctx context.Context, client *p4rt.Client) error {
 	if d.Translator() != nil {
 		return nil
-	}
-	if d.target.Pipeline != nil {
-		cur, err := client.GetPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE)
-		if err != nil {
-			return fmt.Errorf("target %s: %w", d.target.Name, err)
-		}
-		if cur.GetP4Info() == nil {
-			if _, err := client.WaitPrimary(ctx); err != nil {
-				return fmt.Errorf("target %s has no pipeline and this replica is not primary: %w", d.target.Name, err)
-			}
-			if err := client.SetPipeline(ctx, p4rt.VerifyAndCommit, d.target.Pipeline); err != nil {
-				return fmt.Errorf("target %s: push pipeline: %w", d.target.Name, err)
-			}
-			d.log.Info("pushed the pipeline (the switch had none)")
-		}
 	}
 	idx, err := client.Index(ctx)
 	if err != nil {
 		return fmt.Errorf("target %s: P4Info: %w", d.target.Name, err)
 	}
-	tr, err := NewTranslator(idx)
-	if err != nil {
-		return fmt.Errorf("target %s: the switch's P4Info is not the p4ctl program's: %w", d.target.Name, err)
-	}
-	var w Writer = ClientWriter{client}
-	if d.opts.WrapWriter != nil {
-		w = d.opts.WrapWriter(w)
-	}
-	d.connMu.Lock()
-	d.tr, d.writer = tr, w
-	d.connMu.Unlock()
-	return nil
+	return d.setTranslator(idx)
 }
 
 // Close closes a client the driver dialled.
@@ -319,7 +313,7 @@ func (d *Driver) ReadState(ctx context.Context) (*compiler.State, error) {
 }
 
 // Plan returns the update Sync would write for p, without writing.
-func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, error) {
+func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *compiler.State, error) {
 	d.syncMu.Lock()
 	defer d.syncMu.Unlock()
 	installed := d.installed
@@ -333,7 +327,7 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, e
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := PlanUpdate(installed, next)
+	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
@@ -342,10 +336,10 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*Update, *compiler.State, e
 
 // Sync makes the switch hold plan p now, hitlessly: it reads the switch
 // (unless the state is cached from the previous push), compiles p for the
-// next epoch, and writes the phases of PlanUpdate, waiting the grace period
-// before deleting the old generation. A replica that is not primary
-// returns ErrNotPrimary without writing. On any error the cache is dropped,
-// so the next Sync starts from what the switch really holds.
+// next epoch, and writes the phases of compiler.PlanUpdate, waiting the
+// grace period before deleting the old generation. A replica that is not
+// primary returns ErrNotPrimary without writing. On any error the cache is
+// dropped, so the next Sync starts from what the switch really holds.
 func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
 	rep, err := d.sync(ctx, p)
 	d.opts.Metrics.observePush(d.target.Name, rep, err)
@@ -381,6 +375,12 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	installed := d.installed
 	d.installed = nil // until the push completes
 	if installed == nil {
+		// Reading back: the switch may have restarted empty or with
+		// another program since it was last seen.
+		if _, err := d.checkPipeline(ctx, client, false); err != nil {
+			return rep, err
+		}
+		client, tr, writer = d.conn()
 		var err error
 		if installed, err = ReadState(ctx, client, tr); err != nil {
 			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
@@ -390,7 +390,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	u, err := PlanUpdate(installed, next)
+	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
@@ -400,7 +400,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			"updates", len(u.Before))
 	}
 	for _, ph := range u.Phases() {
-		if ph.Name == "cleanup" && len(ph.Updates) > 0 {
+		if ph.Name == compiler.PhaseCleanup && len(ph.Updates) > 0 {
 			rep.Duration = time.Since(start)
 			if err := sleepCtx(ctx, d.opts.Grace); err != nil {
 				return rep, fmt.Errorf("target %s: grace period: %w", d.target.Name, err)
@@ -420,8 +420,9 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 		rep.Duration = time.Since(start)
 	}
 	// The switch now holds next: its entries, and the initial default of
-	// every table next does not mention (PlanUpdate resets the others) —
-	// or, when the ranking was unchanged, next under the kept epoch.
+	// every table next does not mention (compiler.PlanUpdate resets the
+	// others) — or, when the ranking was unchanged, next under the kept
+	// epoch.
 	if u.Unchanged && u.To != next.ActiveEpoch() {
 		if next, err = p.Compile(u.To); err != nil {
 			return rep, nil // the cache stays empty: read back next time
@@ -547,11 +548,14 @@ func (d *Driver) isBackup() bool {
 	return st.Connected && !st.Primary && st.HasPrimary
 }
 
-// Health returns the driver's state for /healthz.
+// Health returns the driver's state for /healthz: OK unless the switch is
+// disconnected, this replica is its primary and its last push failed, or
+// no controller is primary for it.
 func (d *Driver) Health() TargetHealth {
 	h := TargetHealth{Name: d.target.Name}
+	var st p4rt.ArbitrationState
 	if c := d.Client(); c != nil {
-		st := c.State()
+		st = c.State()
 		h.Connected, h.Primary = st.Connected, st.Primary
 	}
 	d.mu.Lock()
@@ -563,6 +567,19 @@ func (d *Driver) Health() TargetHealth {
 	if d.lastErr != nil {
 		h.LastError = d.lastErr.Error()
 	}
+	switch {
+	case !st.Connected:
+		h.Reason = "not connected"
+		if st.Err != nil {
+			h.Reason += ": " + st.Err.Error()
+		}
+	case st.Primary && d.lastErr != nil:
+		h.Reason = "cannot bring the switch to the desired state: " + d.lastErr.Error()
+	case !st.Primary && !st.HasPrimary:
+		h.Reason = "no controller is primary"
+	default:
+		h.OK = true
+	}
 	return h
 }
 
@@ -570,17 +587,24 @@ func (d *Driver) Health() TargetHealth {
 // plan until ctx is done: it resyncs after reconnections and changes of
 // primary, retries failed pushes with backoff, takes over as primary when
 // the switch has none (election id raised above the highest the switch has
-// seen: high word + 1, own low word), and polls counters.
+// seen: high word + 1, own low word), verifies the switch's state between
+// pushes (VerifyInterval, FullVerifyInterval) and repairs drift at once,
+// and polls counters.
 func (d *Driver) Run(ctx context.Context) error {
 	if err := d.Connect(ctx); err != nil {
 		return err
 	}
 	defer d.Close()
-	var poll <-chan time.Time
-	if d.opts.PollInterval > 0 {
-		t := time.NewTicker(d.opts.PollInterval)
-		defer t.Stop()
-		poll = t.C
+	var poll, verify, verifyFull <-chan time.Time
+	for _, tk := range []struct {
+		every time.Duration
+		ch    *<-chan time.Time
+	}{{d.opts.PollInterval, &poll}, {d.opts.VerifyInterval, &verify}, {d.opts.FullVerifyInterval, &verifyFull}} {
+		if tk.every > 0 {
+			t := time.NewTicker(tk.every)
+			defer t.Stop()
+			*tk.ch = t.C
+		}
 	}
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
@@ -612,7 +636,13 @@ func (d *Driver) Run(ctx context.Context) error {
 					if seq > d.doneSeq {
 						d.doneSeq = seq
 					}
+					repaired := d.repair
+					d.repair = ""
 					d.mu.Unlock()
+					if repaired != "" {
+						d.opts.Metrics.observeRepair(d.target.Name, repaired)
+						d.log.Info("drift repaired", "kind", repaired)
+					}
 				}
 			}
 		}
@@ -625,6 +655,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-retry.C:
 		case <-poll:
 			d.PollCounters(ctx)
+		case <-verify:
+			d.verify(ctx, false)
+		case <-verifyFull:
+			d.verify(ctx, true)
 		}
 	}
 }

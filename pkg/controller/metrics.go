@@ -47,6 +47,7 @@ type Metrics struct {
 	notHitless  *prometheus.CounterVec
 	zoneAge     *prometheus.GaugeVec
 	zoneStale   *prometheus.GaugeVec
+	repairs     *prometheus.CounterVec
 
 	mu       sync.Mutex
 	routed   map[[2]string]float64 // (target, region) → requests, as read from region_routed
@@ -85,7 +86,9 @@ func NewMetrics() *Metrics {
 		Help: "Live carbon sources: age of each zone's value for the current hour (now − the data's timestamp; +Inf: none)."}, []string{"zone"})
 	m.zoneStale = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_carbon_zone_stale",
 		Help: "Live carbon sources: 1 when a zone has no value within the staleness bound."}, []string{"zone"})
-	m.reg.MustRegister(m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
+	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_drift_repairs_total",
+		Help: "Drift found on a target and repaired, by kind: pipeline (none or another one: pushed again), active_epoch (not the epoch last set), entries (table entries missing, extra or different)."}, []string{"target", "kind"})
+	m.reg.MustRegister(m.repairs, m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
 		m.planHour, m.notHitless, (*readBack)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -150,6 +153,27 @@ func (m *Metrics) observePush(target string, rep Report, err error) {
 			m.notHitless.WithLabelValues(target).Inc()
 		}
 	}
+}
+
+// Kinds of drift the controller repairs: the kind label of
+// p4ctl_drift_repairs_total.
+const (
+	// RepairPipeline: the switch, read back after a reconnection or an
+	// error, ran no pipeline or another one than Target.Pipeline; it was
+	// pushed again (a push at the first connection is not counted).
+	RepairPipeline = "pipeline"
+	// RepairActiveEpoch: active_epoch was not the epoch the controller
+	// set last (another client wrote it).
+	RepairActiveEpoch = "active_epoch"
+	// RepairEntries: table entries were missing, extra or different.
+	RepairEntries = "entries"
+)
+
+func (m *Metrics) observeRepair(target, kind string) {
+	if m == nil {
+		return
+	}
+	m.repairs.WithLabelValues(target, kind).Inc()
 }
 
 func (m *Metrics) observeArbitration(target string, connected, primary bool) {
@@ -232,16 +256,30 @@ func regionName(r regions.Index) string {
 	return strconv.Itoa(int(r))
 }
 
-// Health is what /healthz reports.
+// Health is what /healthz and /livez report.
 type Health struct {
-	OK      bool           `json:"ok"`
+	// OK (/healthz answers 200) while the control loop runs and every
+	// target is in, or on its way to, the desired state.
+	OK bool `json:"ok"`
+	// Live (/livez answers 200) while the control loop runs: a target the
+	// controller cannot bring to the desired state is not a reason to
+	// restart the controller.
+	Live bool `json:"live"`
+	// Reason says why not OK.
 	Reason  string         `json:"reason,omitempty"`
 	Targets []TargetHealth `json:"targets"`
 }
 
 // TargetHealth is one target's state in /healthz.
 type TargetHealth struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// OK is false while the controller cannot bring the target to the
+	// desired state: disconnected, this primary's last push failed
+	// (LastError; a failed verification is followed by a push), or no
+	// controller is primary for it. A backup of a live primary is OK (the
+	// primary drives the switch).
+	OK        bool   `json:"ok"`
+	Reason    string `json:"reason,omitempty"`
 	Connected bool   `json:"connected"`
 	Primary   bool   `json:"primary"`
 	Epoch     uint8  `json:"epoch"`
@@ -256,26 +294,32 @@ type Server struct {
 }
 
 // NewServer listens on addr (host:port; "" = DefaultMetricsAddr) and serves
-// the metrics and health (health returns the controller's view; a nil
-// health func reports ok).
+// the metrics, /healthz (200 while Health.OK: every target in or on its way
+// to the desired state; a readiness probe) and /livez (200 while
+// Health.Live: the control loop runs; a liveness probe). health returns the
+// controller's view; a nil health func reports ok.
 func NewServer(addr string, m *Metrics, health func() Health) (*Server, error) {
 	if addr == "" {
 		addr = DefaultMetricsAddr
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		h := Health{OK: true}
-		if health != nil {
-			h = health()
+	serve := func(ok func(Health) bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			h := Health{OK: true, Live: true}
+			if health != nil {
+				h = health()
+			}
+			sort.Slice(h.Targets, func(i, j int) bool { return h.Targets[i].Name < h.Targets[j].Name })
+			w.Header().Set("Content-Type", "application/json")
+			if !ok(h) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+			_ = json.NewEncoder(w).Encode(h)
 		}
-		sort.Slice(h.Targets, func(i, j int) bool { return h.Targets[i].Name < h.Targets[j].Name })
-		w.Header().Set("Content-Type", "application/json")
-		if !h.OK {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		_ = json.NewEncoder(w).Encode(h)
-	})
+	}
+	mux.HandleFunc("/healthz", serve(func(h Health) bool { return h.OK }))
+	mux.HandleFunc("/livez", serve(func(h Health) bool { return h.Live }))
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen %s: %w", addr, err)

@@ -30,10 +30,28 @@ type DataAger interface {
 	DataAge(t time.Time) time.Duration
 }
 
+// ValueAger is implemented by sources whose value for an hour may be older
+// than the hour: traces whose gaps the fill policy filled
+// (regions.TraceSource.ValueAge). The oldest configured zone's value age
+// is added to the plan's data age, so a filled gap longer than the
+// staleness bound makes the plan stale like live data that stopped
+// arriving.
+type ValueAger interface {
+	ValueAge(zone string, t time.Time) time.Duration
+}
+
 // Refresher is implemented by live sources that fetch on demand
 // (carbonapi.Source): the controller refreshes them before every plan.
 type Refresher interface {
 	Refresh(ctx context.Context) error
+}
+
+// StaleTimer is implemented by live sources that can say, from their cache
+// alone, when their data will cross the staleness bound if nothing new
+// arrives (carbonapi.Source.StaleAt; false: stale already). The daemon
+// sets a timer on it, so the safe policy never waits for a refresh.
+type StaleTimer interface {
+	StaleAt() (time.Time, bool)
 }
 
 // Checker is implemented by live sources that know whether their data for
@@ -63,6 +81,8 @@ type SourceFactory func(cfg *config.Config) (regions.CarbonSource, error)
 //   - otherwise an hour inside the source's period has age 0; an hour after
 //     it is served the last hour's values ("last known value") with age =
 //     the distance to that hour; an hour before it has no data.
+//   - a source with ValueAger (filled gaps of traces) adds the age of the
+//     values it serves: a filled hour is as old as the last measured one.
 //
 // When a read fails, the last good snapshot is served and ages.
 type CarbonFeed struct {
@@ -82,6 +102,22 @@ func (f *CarbonFeed) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// Live reports whether the source fetches on demand (Refresher).
+func (f *CarbonFeed) Live() bool {
+	_, ok := f.Source.(Refresher)
+	return ok
+}
+
+// StaleAt returns when a live source's data goes stale if nothing new
+// arrives (StaleTimer); false when it is stale already or the source
+// cannot say (static sources age by the hour, which the schedule sees).
+func (f *CarbonFeed) StaleAt() (time.Time, bool) {
+	if st, ok := f.Source.(StaleTimer); ok {
+		return st.StaleAt()
+	}
+	return time.Time{}, false
+}
+
 // Zones returns the per-zone freshness of a live source (nil for static
 // ones).
 func (f *CarbonFeed) Zones() []carbonapi.ZoneStatus {
@@ -98,6 +134,9 @@ type Reading struct {
 	// offline model).
 	DataHour time.Time
 	Age      time.Duration
+	// Filled is the part of Age that comes from values filling a gap of a
+	// trace (ValueAger): how long before DataHour the last measured hour is.
+	Filled time.Duration
 	// Err is set when no data could be read (then Carbon is the last good
 	// snapshot, or zero when there is none).
 	Err error
@@ -110,7 +149,7 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 	hour := t.UTC().Truncate(time.Hour)
 	p := f.Source.Period()
 	dataHour := hour
-	var age time.Duration
+	var age, filled time.Duration
 	if f.MapYears {
 		if h, ok := compiler.HourIn(p, hour); ok {
 			dataHour = h
@@ -124,6 +163,14 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 	}
 	if a, ok := f.Source.(DataAger); ok {
 		age = a.DataAge(t)
+	}
+	if va, ok := f.Source.(ValueAger); ok {
+		var oldest time.Duration
+		for _, r := range cfg.Regions {
+			oldest = max(oldest, va.ValueAge(cfg.Zone(r), dataHour))
+		}
+		age += oldest
+		filled = oldest
 	}
 	if zs := f.Zones(); zs != nil {
 		age = 0
@@ -151,7 +198,7 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 		return r
 	}
 	f.last = &c
-	return Reading{Carbon: c, DataHour: dataHour, Age: age, Stale: stale}
+	return Reading{Carbon: c, DataHour: dataHour, Age: age, Filled: filled, Stale: stale}
 }
 
 // Plan is what the controller installs for one hour: the carbon snapshot
@@ -288,6 +335,9 @@ func (pl *Planner) Plan(t time.Time) *Plan {
 		p.Stale, p.Reason = true, fmt.Sprintf("no carbon data: %v", r.Err)
 	case r.Age > pl.bound:
 		p.Stale, p.Reason = true, fmt.Sprintf("carbon data is %s old (bound %s)", r.Age, pl.bound)
+		if r.Filled > 0 {
+			p.Reason += fmt.Sprintf("; the values fill a gap in the traces (carbon.fill), last measured %s before", r.Filled)
+		}
 		if r.Err != nil {
 			p.Reason += fmt.Sprintf("; last read failed: %v", r.Err)
 		}

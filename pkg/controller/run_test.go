@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,4 +278,77 @@ func TestClocksAndSchedule(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A gap in a trace filled by the fill policy is as old as the last measured
+// value before it: within the staleness bound the filled value is used and
+// its age reported; beyond the bound the safe policy applies, exactly as for
+// live data that stopped arriving (and the stale metric says so).
+func TestPlannerFilledGapsAge(t *testing.T) {
+	cfg := loadConfig(t)
+	cfg.Carbon.StalenessBound = config.Duration{Duration: 3 * time.Hour}
+	// Hours 0..2 measured, 3..10 missing (an 8-hour gap), 11..12 measured.
+	var b strings.Builder
+	b.WriteString("timestamp_utc,zone,gco2_per_kwh\n")
+	for h := range 13 {
+		if h >= 3 && h <= 10 {
+			continue
+		}
+		for i, r := range cfg.Regions {
+			fmt.Fprintf(&b, "%s,%s,%d\n", start.Add(time.Duration(h)*time.Hour).Format(time.RFC3339), cfg.Zone(r), 100+10*i+h)
+		}
+	}
+	for fill, name := range map[regions.FillPolicy]string{regions.FillPrevious: "previous", regions.FillLinear: "linear"} {
+		tr, err := regions.ParseTraces("gap.csv", []byte(b.String()), regions.LoadOptions{Fill: fill})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := controller.NewPlanner(cfg, &controller.CarbonFeed{Source: tr}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			hour  int
+			age   time.Duration
+			stale bool
+		}{
+			{2, 0, false},
+			{3, time.Hour, false},
+			{5, 3 * time.Hour, false},
+			{6, 4 * time.Hour, true},
+			{10, 8 * time.Hour, true},
+			{11, 0, false},
+			// After the trace's end: its last (measured) hour, aged.
+			{14, 2 * time.Hour, false},
+		} {
+			p := pl.Plan(start.Add(time.Duration(tc.hour) * time.Hour))
+			wantPol := regions.PolicyC
+			if tc.stale {
+				wantPol = controller.SafePolicy
+			}
+			if p.DataAge != tc.age || p.Stale != tc.stale || p.Effective != wantPol {
+				t.Errorf("fill %s, hour %d: age %s stale %v policy %s (%s); want age %s stale %v policy %s",
+					name, tc.hour, p.DataAge, p.Stale, p.Effective, p.Reason, tc.age, tc.stale, wantPol)
+			}
+			if tc.stale && !strings.Contains(p.Reason, "fill a gap") {
+				t.Errorf("fill %s, hour %d: the reason %q does not say the values are filled", name, tc.hour, p.Reason)
+			}
+			if tc.stale {
+				m := controller.NewMetrics()
+				m.ObservePlan(p)
+				body := gather(t, m)
+				for _, want := range []string{"p4ctl_carbon_stale 1", fmt.Sprintf("p4ctl_carbon_data_age_seconds %g", tc.age.Seconds())} {
+					if !hasLine(body, want) {
+						t.Errorf("fill %s, hour %d: metrics lack the line %q", name, tc.hour, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// hasLine reports whether the text has want as a whole line (a metric's
+// name and value, not a substring of its help text).
+func hasLine(text, want string) bool {
+	return slices.Contains(strings.Split(text, "\n"), want)
 }

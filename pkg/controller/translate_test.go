@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // The translator encodes every compiled entry exactly as p4rt's
@@ -97,43 +95,4 @@ func build(idx *p4rt.Index, e *compiler.Entry) (proto.Message, error) {
 		ps = append(ps, p4rt.Param(p.Name, p.Value))
 	}
 	return b.Action(e.Action, ps...).Build()
-}
-
-// PlanUpdate puts feasibility changes where every mixture of old and new
-// contents routes as one of the plans: before the flip when moving to the
-// safe policy A, after it when coming back (the crash test checks the
-// result on the switch at every write).
-func TestPlanUpdateOrdersFeasibilityAroundTheFlip(t *testing.T) {
-	cfg := loadConfig(t)
-	ps := plans(t, cfg, start, 3, func(h int) bool { return h == 1 })
-	if ps[0].Effective != regions.PolicyC || ps[1].Effective != controller.SafePolicy || ps[2].Effective != regions.PolicyC {
-		t.Fatalf("policies %s %s %s", ps[0].Effective, ps[1].Effective, ps[2].Effective)
-	}
-	c0, _ := ps[0].Compile(1)
-	a1, _ := ps[1].Compile(2)
-	u, err := controller.PlanUpdate(c0, a1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(u.Before) == 0 || len(u.After) != 0 || !u.Hitless || len(u.Flip) != 1 {
-		t.Fatalf("C → A: before %d, after %d, hitless %v", len(u.Before), len(u.After), u.Hitless)
-	}
-	c2, _ := ps[2].Compile(3)
-	u, err = controller.PlanUpdate(a1, c2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(u.After) == 0 || len(u.Before) != 0 || !u.Hitless {
-		t.Fatalf("A → C: before %d, after %d, hitless %v", len(u.Before), len(u.After), u.Hitless)
-	}
-	// A carbon-only hour touches no non-versioned table: 2R+1 writes.
-	next := plans(t, cfg, start.Add(time.Hour), 1, nil)[0]
-	c1, _ := next.Compile(2)
-	u, err = controller.PlanUpdate(c0, c1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Unchanged || len(u.Before)+len(u.After) != 0 || u.Writes() != 2*len(cfg.Regions)+1 {
-		t.Fatalf("carbon hour: %d writes (before %d, after %d), want %d", u.Writes(), len(u.Before), len(u.After), 2*len(cfg.Regions)+1)
-	}
 }

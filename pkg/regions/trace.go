@@ -95,6 +95,10 @@ type series struct {
 	origin string // file of the series
 	start  time.Time
 	vals   []float64
+	// filled[i] is, for a gap hour the fill policy filled, how many hours
+	// it comes after the last measured hour (0: measured). nil while the
+	// series has no gap.
+	filled []int32
 }
 
 // normalizedHeader is the header of the normalized format.
@@ -336,17 +340,24 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 					return fmt.Errorf("%s:%d: gap of %d hours for zone %s before %s (previous line %d); choose a fill policy to accept gaps", name, line, gap, zone, ts.Format(time.RFC3339), lastLine[zone])
 				}
 				last := s.vals[len(s.vals)-1]
+				if s.filled == nil {
+					s.filled = make([]int32, len(s.vals), cap(s.vals))
+				}
 				for k := 1; k <= gap; k++ {
 					fv := last
 					if o.Fill == FillLinear {
 						fv = last + (v-last)*float64(k)/float64(gap+1)
 					}
 					s.vals = append(s.vals, fv)
+					s.filled = append(s.filled, int32(k))
 				}
 				src.filled += gap
 			}
 		}
 		s.vals = append(s.vals, v)
+		if s.filled != nil {
+			s.filled = append(s.filled, 0)
+		}
 		lastLine[zone] = line
 	}
 	if len(order) == 0 {
@@ -423,3 +434,22 @@ func (src *TraceSource) Skipped() []string { return append([]string(nil), src.sk
 
 // Filled is the number of gap hours filled by the fill policy.
 func (src *TraceSource) Filled() int { return src.filled }
+
+// ValueAge is the real age of zone's value for the hour containing t: 0 for
+// a measured hour; for an hour the fill policy filled (previous or linear),
+// the time since the last measured hour before it — a filled value is as
+// old as the data it was made from, so a long gap goes stale as live data
+// would (the controller adds it to the data age it checks against the
+// staleness bound). It is 0 for unknown zones and hours outside the zone's
+// series.
+func (src *TraceSource) ValueAge(zone string, t time.Time) time.Duration {
+	s, ok := src.series[zone]
+	if !ok || s.filled == nil || t.Before(s.start) {
+		return 0
+	}
+	i := int(t.Sub(s.start) / time.Hour)
+	if i >= len(s.filled) {
+		return 0
+	}
+	return time.Duration(s.filled[i]) * time.Hour
+}

@@ -141,10 +141,18 @@ func TestTraceFill(t *testing.T) {
 			t.Errorf("filled %d", src.Filled())
 		}
 		for h, w := range c.want {
-			v, err := src.Intensity("IE", hour("2030-01-01T00:00:00Z").Add(time.Duration(h)*time.Hour))
+			at := hour("2030-01-01T00:00:00Z").Add(time.Duration(h) * time.Hour)
+			v, err := src.Intensity("IE", at)
 			if err != nil || math.Abs(v-w) > 1e-9 {
 				t.Errorf("fill %d hour %d = %v, %v; want %v", c.fill, h, v, err, w)
 			}
+			// A filled hour is as old as the last measured one before it.
+			if got, want := src.ValueAge("IE", at), []time.Duration{0, time.Hour, 2 * time.Hour, 0}[h]; got != want {
+				t.Errorf("fill %d hour %d: value age %s, want %s", c.fill, h, got, want)
+			}
+		}
+		if a := src.ValueAge("DE", hour("2030-01-01T01:00:00Z")); a != 0 {
+			t.Errorf("a zone without data: value age %s", a)
 		}
 	}
 }

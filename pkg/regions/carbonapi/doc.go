@@ -7,7 +7,8 @@
 //
 //	src, err := carbonapi.FromConfig(cfg, carbonapi.Options{Logger: log})
 //	...
-//	err = src.Refresh(ctx)        // fetch every zone (errors are per zone; the cache is kept)
+//	err = src.Refresh(ctx)        // fetch every zone within Options.RefreshTimeout (errors are per zone; the cache is kept)
+//	at, fresh := src.StaleAt()    // when the cached data crosses the bound: set a timer, do not wait for Refresh
 //	if err := src.Check(); errors.Is(err, carbonapi.ErrStale) {
 //		// some zone has no value younger than the staleness bound:
 //		// compile policy A (nearest region, latency only) until it recovers

@@ -23,6 +23,11 @@ const (
 	DefaultBackoffBase = time.Second      // first backoff
 	DefaultBackoffMax  = 30 * time.Second // longest single wait
 	DefaultConcurrency = 4                // zones fetched at once by Refresh
+	// DefaultRefreshTimeout bounds one Source.Refresh as a whole (every
+	// zone, retries included): a healthy API answers a refresh of 12
+	// zones in about a second, and a hanging one must not hold the
+	// daemon's hourly plan for minutes.
+	DefaultRefreshTimeout = 30 * time.Second
 )
 
 // maxBody bounds a response body; a 72-hour 5-minute forecast is < 100 kB.
@@ -47,6 +52,10 @@ type Options struct {
 	// Concurrency is how many zones Source.Refresh fetches at once
 	// (default DefaultConcurrency).
 	Concurrency int
+	// RefreshTimeout bounds one Source.Refresh as a whole, every zone and
+	// retry included (default DefaultRefreshTimeout); zones not fetched by
+	// then keep their cache and report ErrRefreshTimeout.
+	RefreshTimeout time.Duration
 
 	// sleep waits d or until ctx is done (tests replace it).
 	sleep func(ctx context.Context, d time.Duration) error
@@ -89,6 +98,9 @@ func (o Options) withDefaults() Options {
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
+	if o.RefreshTimeout <= 0 {
+		o.RefreshTimeout = DefaultRefreshTimeout
+	}
 	if o.sleep == nil {
 		o.sleep = sleepCtx
 	}
@@ -119,6 +131,9 @@ var (
 	// ErrBadResponse: a 200 response that is not the documented JSON,
 	// is about another zone, or holds implausible values.
 	ErrBadResponse = errors.New("bad response")
+	// ErrRefreshTimeout: a Source.Refresh ran out of its overall deadline
+	// (Options.RefreshTimeout) before every zone was fetched.
+	ErrRefreshTimeout = errors.New("carbon refresh deadline exceeded")
 )
 
 // HTTPError is a non-200 answer of an API. Body is the start of the

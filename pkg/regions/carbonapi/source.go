@@ -256,11 +256,24 @@ func FromConfig(cfg *config.Config, o Options) (*Source, error) {
 	return src, nil
 }
 
-// Refresh fetches every zone (Options.Concurrency at a time). The first
-// successful fetch of a zone also loads its past hours where the API has
-// them. Errors are per zone and joined; a failed zone keeps its cache, so
-// an error here does not mean the data is stale: ask Check.
+// Refresh fetches every zone (Options.Concurrency at a time) within
+// Options.RefreshTimeout overall. The first successful fetch of a zone
+// also loads its past hours where the API has them. Errors are per zone
+// and joined (with ErrRefreshTimeout when the deadline cut the refresh
+// short); a failed zone keeps its cache, so an error here does not mean
+// the data is stale: ask Check, or StaleAt for when it will be.
 func (s *Source) Refresh(ctx context.Context) error {
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, s.o.RefreshTimeout, ErrRefreshTimeout)
+	defer cancel()
+	err := s.refresh(ctx)
+	if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), ErrRefreshTimeout) {
+		return fmt.Errorf("%w (%s): %w", ErrRefreshTimeout, s.o.RefreshTimeout, err)
+	}
+	return err
+}
+
+func (s *Source) refresh(ctx context.Context) error {
 	sem := make(chan struct{}, s.o.Concurrency)
 	errs := make([]error, len(s.zones))
 	var wg sync.WaitGroup
@@ -429,6 +442,59 @@ func (s *Source) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// StaleAt returns the first instant at which Check will report stale data
+// if no new value arrives — the earliest, over the zones, at which the
+// value the current hour (or a later one) uses is older than the bound —
+// and true; or false when some zone is stale already. It reads the cache
+// only, so a daemon can set a timer on it while a refresh is in flight.
+func (s *Source) StaleAt() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.o.Now()
+	var first time.Time
+	for _, zone := range s.zones {
+		at, ok := s.data[zone].staleAt(now, s.bound)
+		if !ok || !at.After(now) {
+			return time.Time{}, false
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first, true
+}
+
+// staleAt follows lookup's choice of value hour by hour from now: the value
+// of the hour, else the last known one, stale once now − its DataTime
+// exceeds bound.
+func (z *zoneState) staleAt(now time.Time, bound time.Duration) (time.Time, bool) {
+	h := now.UTC().Truncate(time.Hour)
+	r, ok := z.hours[h.Unix()]
+	if !ok {
+		r, ok = z.lastBefore(h)
+	}
+	if !ok {
+		return time.Time{}, false
+	}
+	for start := now; ; start = h {
+		// Stale from the first instant its age exceeds the bound, but not
+		// before it comes into use.
+		at := r.DataTime.Add(bound + 1)
+		if at.Before(start) {
+			at = start
+		}
+		next := h.Add(time.Hour)
+		if at.Before(next) {
+			return at, true
+		}
+		nr, ok := z.hours[next.Unix()]
+		if !ok {
+			return at, true // the last known value stays in use
+		}
+		r, h = nr, next
+	}
 }
 
 // Status reports every zone's freshness, sorted by zone.

@@ -350,3 +350,94 @@ func TestRefreshConcurrencyAndCancel(t *testing.T) {
 		t.Errorf("a cancelled refresh made the cache stale: %v", err)
 	}
 }
+
+// StaleAt is the instant Check starts reporting stale data when nothing
+// new arrives: the last instant before it is fresh, it is stale — for the
+// last known value of Electricity Maps and for WattTime forecast hours,
+// which carry the forecast's generation time into later hours.
+func TestSourceStaleAt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  func(t *testing.T, clk *clock) *Source
+		want time.Time
+	}{
+		{"electricity maps, hour 10 published at 10:00", func(t *testing.T, clk *clock) *Source {
+			return newEMSource(t, newEMServer(t, clk.Now), clk, []string{"DE", "IE"}, 3*time.Hour)
+		}, time.Date(2025, 1, 15, 13, 0, 0, 1, time.UTC)},
+		{"watttime, forecast generated at 10:20 for hours 10..13", func(t *testing.T, clk *clock) *Source {
+			srv := newWTServer(t, clk.Now)
+			s, err := New(Config{Kind: config.SourceWattTimeAPI, BaseURL: srv.srv.URL, Username: wtTestUser, Token: NewSecret(wtTestPass),
+				Zones: []string{"IE"}, StalenessBound: 3 * time.Hour}, testOptions(clk, &sleeper{}, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, time.Date(2025, 1, 15, 13, 20, 0, 1, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock(tRef())
+			src := tc.src(t, clk)
+			if _, ok := src.StaleAt(); ok {
+				t.Fatal("never fetched: StaleAt says fresh")
+			}
+			if err := src.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			at, ok := src.StaleAt()
+			if !ok || !at.Equal(tc.want) {
+				t.Fatalf("StaleAt %s %v, want %s", at, ok, tc.want)
+			}
+			clk.Set(at.Add(-1))
+			if err := src.Check(); err != nil {
+				t.Errorf("just before StaleAt: %v", err)
+			}
+			if got, ok := src.StaleAt(); !ok || !got.Equal(at) {
+				t.Errorf("just before StaleAt, StaleAt moved to %s %v", got, ok)
+			}
+			clk.Set(at)
+			if err := src.Check(); !errors.Is(err, ErrStale) {
+				t.Errorf("at StaleAt: Check = %v, want ErrStale", err)
+			}
+			if _, ok := src.StaleAt(); ok {
+				t.Error("at StaleAt: still fresh")
+			}
+		})
+	}
+}
+
+// A refresh against an API that never answers ends at its overall
+// deadline, long before the per-attempt timeout, with ErrRefreshTimeout;
+// the zones keep their cache.
+func TestRefreshDeadline(t *testing.T) {
+	clk := newClock(tRef())
+	srv := newEMServer(t, clk.Now)
+	o := testOptions(clk, &sleeper{}, nil)
+	o.Timeout = time.Minute // one attempt alone would outlast the test
+	o.RefreshTimeout = 50 * time.Millisecond
+	src, err := New(Config{Kind: config.SourceElectricityMapsAPI, BaseURL: srv.srv.URL, Token: NewSecret(emTestToken),
+		Zones: []string{"DE", "IE", "SG", "FR", "KR"}, StalenessBound: 3 * time.Hour}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv.setHandler(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	start := time.Now()
+	err = src.Refresh(context.Background())
+	if el := time.Since(start); el > 30*time.Second {
+		t.Fatalf("refresh took %s: the overall deadline did not apply", el)
+	}
+	if !errors.Is(err, ErrRefreshTimeout) || !strings.Contains(err.Error(), "50ms") {
+		t.Fatalf("refresh against a hanging API: %v, want ErrRefreshTimeout naming the deadline", err)
+	}
+	if err := src.Check(); err != nil {
+		t.Errorf("the cache was lost: %v", err)
+	}
+	// A caller's own cancellation is not reported as the deadline.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := src.Refresh(ctx); errors.Is(err, ErrRefreshTimeout) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled refresh: %v", err)
+	}
+}
