@@ -15,7 +15,7 @@ import (
 )
 
 // microExperiments are the experiments of `sim micro`, in help order.
-var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "run"}
+var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "run"}
 
 // scenarioFlags bind the microsecond model's scenario to flags.
 type scenarioFlags struct {
@@ -37,6 +37,7 @@ type scenarioFlags struct {
 	notifyLoss          float64
 	creditTTL           time.Duration
 	ttlMode             string
+	recirc              time.Duration
 	refresh             time.Duration
 	forwardThreshold    int
 	gatewayCores        int
@@ -82,6 +83,7 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
 	policyFS.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
 	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
+	fs.DurationVar(&f.recirc, "recirc", time.Duration(micro.DefaultRecirc*float64(time.Microsecond)), "switch policies: the time one recirculation adds to a request")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
 	policyFS.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash and migrate")
@@ -112,6 +114,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	c.Refresh = us(f.refresh)
 	c.ForwardThreshold = f.forwardThreshold
 	c.Gateway = micro.Gateway{Cores: f.gatewayCores, PerMessage: us(f.gatewayCost)}
+	c.Recirc = us(f.recirc)
 	c.Connections, c.ZipfAlpha = f.connections, f.zipfAlpha
 	c.MigrateInterval = us(f.migrateInterval)
 	if err := c.Validate(); err != nil {
@@ -193,7 +196,7 @@ type simMicroOptions struct {
 func newSimMicroCmd(s *streams) *cobra.Command {
 	o := &simMicroOptions{}
 	cmd := &cobra.Command{
-		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|run}",
+		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|run}",
 		Short: "Simulate µs-scale late binding (JBSQ/JIQ vs ingress balancing and movement)",
 		Long: `Discrete-event simulation of N hosts × m cores (one FCFS queue per host)
 behind an ingress/dispatcher, with renewal arrivals of a chosen CV, optional
@@ -208,10 +211,13 @@ figures are printed beside ours, labelled):
   t40b     Zipf(0.5) connection skew: static hash, migration, request credits
   gateway  a software dispatcher (1 core, 200–500 ns/message) against load
   ttl      credit TTL ablation under lost notifications and host stalls
+  switch   the study's ideal dispatchers beside the switch's one-pass algorithm
   run      one scenario, the policies given by --policy
 
 Policies: random, p2c, jsw, hash, migrate [+fwd|+ideal]; jbsq[:n][/least|
-/random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq.
+/random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq;
+switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
+(pkg/pipeline; --recirc is the time a recirculation adds).
 The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
   p4ctl sim micro e3 --quick -o json
@@ -315,6 +321,8 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 		res, err = micro.GatewaySweep(ctx, o.scenario, ns, o.dispCores, o.loads, opt)
 	case "ttl":
 		res, err = micro.TTLAblation(ctx, o.scenario, opt)
+	case "switch":
+		res, err = micro.SwitchGap(ctx, o.scenario, opt)
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

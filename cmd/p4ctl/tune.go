@@ -14,11 +14,14 @@ func newTuneCmd(s *streams) *cobra.Command {
 
 // tuneJBSQOptions is `p4ctl tune jbsq`.
 type tuneJBSQOptions struct {
-	scen   scenarioFlags
-	run    runFlags
-	cores  int
-	target float64
-	tc     micro.TuneConfig
+	scen      scenarioFlags
+	run       runFlags
+	cores     int
+	target    float64
+	algorithm string
+	maxHolds  int
+	onFull    string
+	tc        micro.TuneConfig
 }
 
 func newTuneJBSQCmd(s *streams) *cobra.Command {
@@ -26,10 +29,14 @@ func newTuneJBSQCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jbsq",
 		Short: "Find the smallest JBSQ bound n per host that meets the SLO target",
-		Long: `Simulates JBSQ(n) late binding (least-outstanding choice among hosts below
-the bound, completions learned one network delay later) for increasing n and
-reports the smallest n whose SLO violation rate across seeds is at most
---target, with the curve it was read from. That n is what the controller
+		Long: `Simulates JBSQ(n) late binding for increasing n and reports the smallest n
+whose SLO violation rate across seeds is at most --target, with the curve it
+was read from. By default the simulated dispatcher is the switch's own
+one-pass algorithm (--algorithm switch: per pass one aligned group of four
+hosts, the first below the bound takes the request, else recirculate;
+pkg/pipeline), the one the bound is pushed to; --algorithm ideal is the
+late-binding study's central dispatcher (least outstanding among all hosts
+below the bound). Completions are learned one network delay later. That n is what the controller
 pushes as the bound parameter of the switch's set_pool action (per server,
 i.e. per host). Bounds below the stability limit ⌈mρ(1+2D/S)⌉ cannot carry
 the load and are not simulated.`,
@@ -43,6 +50,9 @@ the load and are not simulated.`,
 	o.run.bind(fs, "out/tune")
 	fs.IntVar(&o.cores, "cores", 128, "total cores (hosts = cores / cores-per-host)")
 	fs.Float64Var(&o.target, "target", 0.05, "largest acceptable SLO violation rate")
+	fs.IntVar(&o.maxHolds, "max-holds", 255, "the pool's max_holds: how often the switch resamples a request it cannot bind (--algorithm switch)")
+	fs.StringVar(&o.onFull, "on-full", "force", "the pool's on_full after max_holds: force or nack (a nack counts as a violation; --algorithm switch)")
+	fs.StringVar(&o.algorithm, "algorithm", micro.AlgorithmSwitch, "dispatcher to tune for: switch (the switch's one-pass algorithm; hosts must be a power of two) or ideal (the study's central JBSQ)")
 	return cmd
 }
 
@@ -55,7 +65,9 @@ func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error {
 	if err != nil {
 		return err
 	}
-	o.tc = micro.TuneConfig{Scenario: sc, Target: o.target}
+	holds := o.maxHolds
+	sc.SwitchMaxHolds, sc.SwitchOnFull = &holds, o.onFull
+	o.tc = micro.TuneConfig{Scenario: sc, Target: o.target, Algorithm: o.algorithm}
 	return nil
 }
 
@@ -63,6 +75,21 @@ func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error {
 func (o *tuneJBSQOptions) Validate() error {
 	if !(o.target > 0 && o.target < 1) {
 		return usageErrorf("--target %v must be in (0, 1)", o.target)
+	}
+	if o.maxHolds < 0 || o.maxHolds > 255 {
+		return usageErrorf("--max-holds %d must be in [0, 255] (the switch's 8-bit hold count)", o.maxHolds)
+	}
+	if o.onFull != "force" && o.onFull != "nack" {
+		return usageErrorf("--on-full %q: want force or nack", o.onFull)
+	}
+	switch o.algorithm {
+	case micro.AlgorithmSwitch:
+		if h := o.tc.Scenario.Hosts; h&(h-1) != 0 {
+			return usageErrorf("--algorithm switch needs a power-of-two number of hosts (a switch pool's size), got --cores %d / --cores-per-host %d = %d; use --algorithm ideal", o.cores, o.scen.coresPerHost, h)
+		}
+	case micro.AlgorithmIdeal:
+	default:
+		return usageErrorf("--algorithm %q: want switch or ideal", o.algorithm)
 	}
 	return o.run.validate()
 }

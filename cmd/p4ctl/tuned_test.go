@@ -17,7 +17,7 @@ const tunedExample = "../../examples/tuned.yaml"
 // stderr says so, stdout stays JSON) and apply pushes it to the switch.
 func TestTunedPool(t *testing.T) {
 	code, out, errs := p4ctl(t, "tune", "jbsq", "--cores", "32", "--cores-per-host", "8", "--service-mean", "5us", "--delay", "4.5us",
-		"--load", "0.85", "--slo", "50us", "--target", "0.05", "--seed", "1", "--no-plots", "-o", "json")
+		"--load", "0.85", "--slo", "50us", "--target", "0.05", "--seed", "1", "--max-holds", "8", "--on-full", "nack", "--no-plots", "-o", "json")
 	expect(t, "tune jbsq", code, exitOK, out, errs)
 	var tuned struct {
 		Bound int  `json:"bound"`

@@ -80,7 +80,15 @@ func TuneConfig(pool *config.LocalPool, o Options) (micro.TuneConfig, error) {
 	sc.Service = dist.ServiceSpec{Kind: kind, Mean: us(t.ServiceMean.Duration), Sigma: t.Sigma,
 		BimodalP: t.BimodalP, BimodalRatio: t.BimodalRatio}
 	sc.Delay, sc.SLO = us(t.Delay.Duration), us(t.SLO.Duration)
-	return micro.TuneConfig{Scenario: sc, Target: t.Target,
+	// The switch as the pool configures it: its holds, on-full and TTL.
+	holds := pool.MaxHolds
+	sc.SwitchMaxHolds = &holds
+	sc.SwitchOnFull = pool.OnFull
+	if sc.SwitchOnFull == "" {
+		sc.SwitchOnFull = "nack" // the pool's default
+	}
+	sc.CreditTTL, sc.TTLMode = us(pool.CreditTTL.Duration), micro.TTLSilence
+	return micro.TuneConfig{Scenario: sc, Target: t.Target, Algorithm: micro.AlgorithmSwitch,
 		Options: micro.Options{Seeds: t.Seeds, Seed: t.Seed, Requests: t.Requests, Quick: o.Quick, Parallel: o.Parallel}}, nil
 }
 

@@ -67,6 +67,8 @@ func TestResolveIsTuneJBSQ(t *testing.T) {
 	sc := micro.Scenario()
 	sc.Hosts, sc.CoresPerHost, sc.Load, sc.Delay, sc.SLO = 4, 8, 0.85, 4.5, 50
 	sc.Service = dist.ServiceSpec{Kind: dist.ServiceLognormal, Mean: 5, Sigma: 1}
+	noHolds := 0 // the pool's max_holds and on_full (nack): the switch as configured
+	sc.SwitchMaxHolds, sc.SwitchOnFull, sc.TTLMode = &noHolds, "nack", micro.TTLSilence
 	want, err := micro.TuneJBSQ(ctx, micro.TuneConfig{Scenario: sc, Target: 0.05, Options: micro.Options{Seeds: 2, Seed: 1, Requests: 10000}})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +116,9 @@ func TestDefaultsAreTuneCommands(t *testing.T) {
 	want := micro.Scenario()
 	want.Hosts = 4
 	want.Service.BimodalP, want.Service.BimodalRatio = 0.1, 10 // the tune command's flag defaults
-	if !reflect.DeepEqual(tc.Scenario, want) {
+	noHolds := 0                                               // the pool's max_holds
+	want.SwitchMaxHolds, want.SwitchOnFull, want.TTLMode = &noHolds, "nack", micro.TTLSilence
+	if !reflect.DeepEqual(tc.Scenario, want) || tc.Algorithm != micro.AlgorithmSwitch {
 		t.Errorf("scenario\n got %+v\nwant %+v", tc.Scenario, want)
 	}
 	if tc.Target != 0.05 || tc.Options.Seed != 1 || tc.Options.Seeds != 0 || tc.Options.Requests != 0 {

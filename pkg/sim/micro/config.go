@@ -64,11 +64,11 @@ type Config struct {
 	MigrateInterval float64 `json:"migrate_interval_us,omitempty"`
 	// Switch policies: Recirc is the time one recirculation adds to a
 	// request (default DefaultRecirc); SwitchMaxHolds and SwitchOnFull are
-	// the pool's max_holds and on_full (defaults 255 and force: the switch
-	// holds a request as long as its hold count allows, then binds it
-	// anyway, so nothing is nacked).
+	// the pool's max_holds and on_full (defaults, when nil and "": 255 and
+	// force — the switch holds a request as long as its hold count allows,
+	// then binds it anyway, so nothing is nacked).
 	Recirc         float64 `json:"recirc_us,omitempty"`
-	SwitchMaxHolds int     `json:"switch_max_holds,omitempty"`
+	SwitchMaxHolds *int    `json:"switch_max_holds,omitempty"`
 	SwitchOnFull   string  `json:"switch_on_full,omitempty"`
 }
 
@@ -264,8 +264,8 @@ func (c Config) Validate() error {
 		if !(c.Recirc >= 0) || math.IsInf(c.Recirc, 0) {
 			add("recirculation time %v must be ≥ 0", c.Recirc)
 		}
-		if c.SwitchMaxHolds < 0 || c.SwitchMaxHolds > 255 {
-			add("switch max holds %d must be in [0, 255]", c.SwitchMaxHolds)
+		if h := c.SwitchMaxHolds; h != nil && (*h < 0 || *h > 255) {
+			add("switch max holds %d must be in [0, 255]", *h)
 		}
 		if c.SwitchOnFull != "" && c.SwitchOnFull != "force" && c.SwitchOnFull != "nack" {
 			add("switch on-full %q must be force or nack", c.SwitchOnFull)

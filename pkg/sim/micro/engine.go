@@ -537,8 +537,8 @@ func (s *sim) initSwitch() error {
 	if c.Policy.Ingress == Random {
 		s.pool.Policy = pipeline.PolicyRandom
 	}
-	if c.SwitchMaxHolds != 0 {
-		s.pool.MaxHolds = uint8(c.SwitchMaxHolds)
+	if c.SwitchMaxHolds != nil {
+		s.pool.MaxHolds = uint8(*c.SwitchMaxHolds)
 	}
 	if c.SwitchOnFull == "nack" {
 		s.pool.OnFull = pipeline.OnFullNack

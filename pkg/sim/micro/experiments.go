@@ -734,3 +734,92 @@ func (r *RunSetResult) WriteText(w io.Writer) error {
 	}
 	return writeTable(w, []string{"POLICY", "VIOLATIONS", "MEAN µs", "P99 µs", "HELD", "MSGS/RPC", "RECIRC/RPC"}, rows)
 }
+
+// ------------------------------------------------------------ switch -----
+
+// SwitchPairs are the switch experiment's comparisons: each ideal policy of
+// the late-binding study beside the switch's one-pass version of it.
+func SwitchPairs() [][2]Policy {
+	return [][2]Policy{
+		{MustPolicy("jbsq"), MustPolicy("switch")},               // JBSQ(n), n = the Little bound
+		{MustPolicy("jbsq/random"), MustPolicy("switch/random")}, // random among hosts below n
+		{MustPolicy("jsq"), MustPolicy("switch:inf")},            // unbounded: least loaded
+	}
+}
+
+// SwitchGapRow is one ideal policy and its switch version.
+type SwitchGapRow struct {
+	Ideal  Cell `json:"ideal"`
+	Switch Cell `json:"switch"`
+	// Gap is the switch's violation rate minus the ideal's (percentage
+	// points as a fraction), with a 95 % CI from the per-seed differences
+	// (common random numbers: the same arrivals and service times).
+	Gap stats.Summary `json:"gap"`
+}
+
+// SwitchGapResult compares ideal dispatchers with the switch's algorithm.
+type SwitchGapResult struct {
+	Scenario Config         `json:"scenario"`
+	Options  Options        `json:"options"`
+	Rows     []SwitchGapRow `json:"rows"`
+}
+
+// SwitchGap runs each SwitchPairs pair on the scenario (default Scenario(),
+// the study's E1 point): the gap between the study's central dispatcher
+// (every host visible, a FIFO of waiting requests) and what the switch can
+// execute in one pass per decision (one group of four hosts, recirculation
+// instead of a queue), in violations and recirculations per request.
+// Defaults 5 seeds × 200 000 requests; quick 2 × 20 000.
+func SwitchGap(ctx context.Context, scenario Config, o Options) (*SwitchGapResult, error) {
+	o = o.withDefaults(5, 2, 200000, 20000)
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("switch: %w", err)
+	}
+	pairs := SwitchPairs()
+	var cfgs []Config
+	for _, pr := range pairs {
+		for _, p := range pr {
+			c := scenario
+			c.Policy = p
+			if err := c.Validate(); err != nil {
+				return nil, fmt.Errorf("switch: policy %s: %w", p, err)
+			}
+			cfgs = append(cfgs, seeded(c, o)...)
+		}
+	}
+	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("switch: %w", err)
+	}
+	res := &SwitchGapResult{Scenario: stamp(scenario, o), Options: o}
+	for i := range pairs {
+		ideal := runs[2*i*o.Seeds : (2*i+1)*o.Seeds]
+		sw := runs[(2*i+1)*o.Seeds : (2*i+2)*o.Seeds]
+		d := make([]float64, o.Seeds)
+		for k := range d {
+			d[k] = sw[k].ViolationRate - ideal[k].ViolationRate
+		}
+		res.Rows = append(res.Rows, SwitchGapRow{Ideal: summarize(ideal), Switch: summarize(sw), Gap: stats.Summarize(d)})
+	}
+	return res, nil
+}
+
+// WriteText implements output.TextWriter.
+func (r *SwitchGapResult) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "ideal dispatcher (the study's) vs the switch's one-pass algorithm (pkg/pipeline); recirculation %.2g µs\n%s\n%s\n\n",
+		recircOf(r.Scenario), scenarioLine(r.Scenario), seedsLine(r.Options))
+	rows := make([][]string, 0, len(r.Rows))
+	for _, x := range r.Rows {
+		rows = append(rows, []string{x.Ideal.Policy, pct(x.Ideal.Violation), x.Switch.Policy, pct(x.Switch.Violation),
+			fmt.Sprintf("%+.2f ± %.2f pp", 100*x.Gap.Mean, 100*x.Gap.CI95), num(x.Ideal.P99, 1), num(x.Switch.P99, 1),
+			num(x.Switch.RecircPerRPC, 3), pct(x.Switch.HoldRate)})
+	}
+	return writeTable(w, []string{"IDEAL", "VIOLATIONS", "SWITCH", "VIOLATIONS", "GAP", "P99 µs IDEAL", "P99 µs SWITCH", "RECIRC/RPC", "HOLDS/RPC"}, rows)
+}
+
+func recircOf(c Config) float64 {
+	if c.Recirc == 0 {
+		return DefaultRecirc
+	}
+	return c.Recirc
+}

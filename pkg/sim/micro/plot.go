@@ -350,3 +350,12 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 	}
 	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
 }
+
+// Plots draws ideal and switch violations side by side, with 95 % CIs.
+func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
+	var cells []Cell
+	for _, x := range r.Rows {
+		cells = append(cells, x.Ideal, x.Switch)
+	}
+	return cellBars(cells, "Ideal dispatcher vs the switch's one-pass algorithm", dir, "switch_gap", func(s string) string { return s })
+}

@@ -7,11 +7,24 @@ import (
 	"sort"
 )
 
+// Algorithms TuneJBSQ can tune.
+const (
+	// AlgorithmSwitch is the switch's one-pass dispatch (policy switch:n),
+	// what the controller's bound is pushed to: the default.
+	AlgorithmSwitch = "switch"
+	// AlgorithmIdeal is the late-binding study's central dispatcher
+	// (jbsq:n: least outstanding among all hosts below the bound).
+	AlgorithmIdeal = "ideal"
+)
+
 // TuneConfig asks for the smallest JBSQ bound meeting an SLO target.
 type TuneConfig struct {
 	// Scenario is the cluster and workload; its policy is replaced by
-	// JBSQ(n) with the least-outstanding choice.
+	// the Algorithm's JBSQ(n).
 	Scenario Config `json:"scenario"`
+	// Algorithm is AlgorithmSwitch (default; needs a power-of-two number of
+	// hosts, as a switch pool has) or AlgorithmIdeal.
+	Algorithm string `json:"algorithm"`
 	// Target is the largest acceptable violation rate (default 0.05).
 	Target float64 `json:"target"`
 	// Options: defaults 3 seeds × 100 000 requests; quick 2 × 10 000.
@@ -29,9 +42,10 @@ type TunePoint struct {
 
 // TuneResult is the chosen bound and the curve it was read from.
 type TuneResult struct {
-	Scenario Config  `json:"scenario"`
-	Target   float64 `json:"target"`
-	Options  Options `json:"options"`
+	Scenario  Config  `json:"scenario"`
+	Algorithm string  `json:"algorithm"`
+	Target    float64 `json:"target"`
+	Options   Options `json:"options"`
 	// Bound is the smallest n per host whose mean violation rate across
 	// seeds is ≤ Target: the value the controller pushes as set_pool's
 	// bound. When no n meets the target, Met is false and Bound is the n
@@ -75,13 +89,21 @@ func tuneJBSQ(ctx context.Context, tc TuneConfig, tr *tracker) (*TuneResult, err
 		return nil, fmt.Errorf("tune jbsq: target %v must be in (0, 1)", tc.Target)
 	}
 	sc := tc.Scenario
-	sc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: 1}
+	switch tc.Algorithm {
+	case "", AlgorithmSwitch:
+		tc.Algorithm = AlgorithmSwitch
+		sc.Policy = Policy{Binding: Switch, Ingress: Least, Bound: 1}
+	case AlgorithmIdeal:
+		sc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: 1}
+	default:
+		return nil, fmt.Errorf("tune jbsq: algorithm %q must be %s or %s", tc.Algorithm, AlgorithmSwitch, AlgorithmIdeal)
+	}
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("tune jbsq: %w", err)
 	}
 	little := LittleBound(sc.CoresPerHost, sc.Delay, sc.Service.Mean)
 	stable := StabilityBound(sc.CoresPerHost, sc.Load, sc.Delay, sc.Service.Mean)
-	res := &TuneResult{Scenario: stamp(sc, o), Target: tc.Target, Options: o, Little: little, Stable: stable}
+	res := &TuneResult{Scenario: stamp(sc, o), Algorithm: tc.Algorithm, Target: tc.Target, Options: o, Little: little, Stable: stable}
 	seen := map[int]*TunePoint{}
 	eval := func(ns []int) error {
 		var todo []int
@@ -165,8 +187,8 @@ func (r *TuneResult) WriteText(w io.Writer) error {
 	if !r.Met {
 		verdict = fmt.Sprintf("no n meets %.2g %% violations; the best is n = %d", 100*r.Target, r.Bound)
 	}
-	fmt.Fprintf(w, "tune jbsq — %s\n%s\n%s\nLittle's-law bound ⌈m(1 + 2D/S)⌉ = %d; stability limit ⌈mρ(1 + 2D/S)⌉ = %d; n = %d carries %.1f %% more load before it saturates\n",
-		verdict, scenarioLine(r.Scenario), seedsLine(r.Options), r.Little, r.Stable, r.Bound, 100*r.Headroom)
+	fmt.Fprintf(w, "tune jbsq (%s) — %s\n%s\n%s\nLittle's-law bound ⌈m(1 + 2D/S)⌉ = %d; stability limit ⌈mρ(1 + 2D/S)⌉ = %d; n = %d carries %.1f %% more load before it saturates\n",
+		r.algorithmName(), verdict, scenarioLine(r.Scenario), seedsLine(r.Options), r.Little, r.Stable, r.Bound, 100*r.Headroom)
 	if r.Headroom < 0.1 {
 		fmt.Fprintf(w, "note: little headroom — a load increase of %.0f %% makes n = %d unstable; the Little bound %d leaves %.0f %%\n",
 			100*r.Headroom, r.Bound, r.Little, 100*(float64(r.Little)/float64(r.Bound)*(1+r.Headroom)-1))
@@ -185,4 +207,12 @@ func (r *TuneResult) WriteText(w io.Writer) error {
 		rows = append(rows, []string{fmt.Sprint(p.Bound), pct(p.Cell.Violation), num(p.Cell.P99, 1), pct(p.Cell.HoldRate), mark})
 	}
 	return writeTable(w, []string{"N", "VIOLATIONS", "P99 µs", "HELD AT DISPATCHER", ""}, rows)
+}
+
+// algorithmName says which dispatch the bound was tuned for.
+func (r *TuneResult) algorithmName() string {
+	if r.Algorithm == AlgorithmIdeal {
+		return "the study's central dispatcher, jbsq:n"
+	}
+	return "the switch's one-pass dispatch, switch:n"
 }
