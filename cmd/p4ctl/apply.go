@@ -47,7 +47,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 	f := cmd.Flags()
 	o.configFlag.add(f)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
+	o.conn.add(f, "", 1, "election id to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
 	output.AddFlag(f, &o.Format)
@@ -70,10 +70,10 @@ func (o *applyOptions) Validate() error {
 	if o.Grace < 0 {
 		return usageErrorf("--grace must be ≥ 0")
 	}
-	if o.conn.ElectionID == 0 && !o.DryRun {
+	if o.conn.ElectionID.IsZero() && !o.DryRun {
 		return usageErrorf("--election-id must be ≥ 1 to write")
 	}
-	t, err := o.conn.targets(o.cfg, 0)
+	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
 		return err
 	}
@@ -167,14 +167,21 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	}
 	res := &applyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
 	for _, t := range o.targets {
-		d := controller.NewDriver(t, controller.DriverOptions{Grace: grace, NoTakeover: true})
-		err := func() error {
+		c, err := dialTarget(t, true)
+		if err != nil {
+			return err
+		}
+		d := controller.NewDriverWithClient(t, c, controller.DriverOptions{Grace: grace, NoTakeover: true})
+		err = func() error {
+			defer c.Close()
 			defer d.Close()
 			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
-			err := d.Connect(cctx)
-			cancel()
-			if err != nil {
+			defer cancel()
+			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err
+			}
+			if err := d.Connect(cctx); err != nil {
+				return deviceHint(err, t.DeviceID)
 			}
 			rep, err := d.Sync(ctx, p)
 			if err != nil {
@@ -193,7 +200,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Plan) error {
 	res := &dryRunResult{Hour: p.Hour, Policy: p.Effective.String()}
 	for _, t := range o.targets {
-		c, err := dialTarget(t)
+		c, err := dialTarget(t, false)
 		if err != nil {
 			return err
 		}
@@ -201,6 +208,9 @@ func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Pla
 			defer c.Close()
 			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
 			defer cancel()
+			if err := probe(cctx, c, targetName(t)); err != nil {
+				return err
+			}
 			d := controller.NewDriverWithClient(t, c, controller.DriverOptions{})
 			if err := d.ConnectReadOnly(cctx); err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
 // diffOptions are the flags of `p4ctl diff`.
@@ -60,7 +61,7 @@ func (o *diffOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	t, err := o.conn.targets(o.cfg, 0)
+	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
 		return err
 	}
@@ -130,13 +131,16 @@ func (o *diffOptions) Run(ctx context.Context, s *streams) error {
 }
 
 func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, timeout time.Duration) (targetDiff, error) {
-	c, err := dialTarget(t)
+	c, err := dialTarget(t, false)
 	if err != nil {
 		return targetDiff{}, err
 	}
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
+	if err := probe(ctx, c, targetName(t)); err != nil {
+		return targetDiff{}, err
+	}
 	idx, err := c.Index(ctx)
 	if err != nil {
 		return targetDiff{}, fmt.Errorf("target %s: %w", t.Name, err)

@@ -97,7 +97,7 @@ func (o *getOptions) client() (*p4rt.Client, error) {
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}
-	return o.conn.dial(0, extra...)
+	return o.conn.dial(p4rt.ElectionID{}, extra...)
 }
 
 // Run reads and prints.
@@ -109,6 +109,9 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
 	defer cancel()
+	if err := probe(ctx, c, "switch "+o.conn.GRPCAddr); err != nil {
+		return err
+	}
 	idx, err := c.Index(ctx)
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ configuration YAML that plan, diff, apply and run take as --config.`,
 		RunE: runE(o, s),
 	}
 	f := pipe.Flags()
-	o.conn.add(f, p4rt.DefaultAddress, 1, "election id (low 64 bits), ≥ 1: only the primary controller may set the pipeline")
+	o.conn.add(f, p4rt.DefaultAddress, 1, "election id, not 0: only the primary controller may set the pipeline")
 	f.StringVar(&o.P4Info, "p4info", "", "P4Info file (text, JSON or binary protobuf)")
 	f.StringVar(&o.DeviceConfig, "device-config", "", "target device config (e.g. BMv2 JSON)")
 	f.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the same two files as --p4info and --device-config; not a controller YAML")
@@ -77,7 +77,7 @@ func (o *pushPipelineOptions) Validate() error {
 	if o.P4Info == "" && o.Action != "commit" {
 		return usageErrorf("--p4info (or --config p4info[,device-config]) is required")
 	}
-	if o.conn.ElectionID == 0 {
+	if o.conn.ElectionID.IsZero() {
 		return usageErrorf("--election-id must be ≥ 1: only a primary controller may set the pipeline")
 	}
 	a, err := p4rt.ParsePipelineAction(o.Action)
@@ -104,15 +104,19 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
 	defer cancel()
+	where := "switch " + o.conn.GRPCAddr
+	if err := probe(ctx, c, where); err != nil {
+		return err
+	}
 	st, err := controller.Arbitrate(ctx, c, p4rt.DefaultBackoff, nil)
 	if err != nil {
-		return err
+		return deviceHint(fmt.Errorf("%s: %w", where, err), o.conn.DeviceID)
 	}
 	if !st.Primary {
-		return fmt.Errorf("not primary on device %d (%s): another controller holds a higher election id", o.conn.DeviceID, st)
+		return fmt.Errorf("%s: not primary on device %d (%s): another controller holds a higher election id", where, o.conn.DeviceID, st)
 	}
 	if err := c.SetPipeline(ctx, o.action, cfg); err != nil {
-		return err
+		return deviceHint(fmt.Errorf("%s: %w", where, err), o.conn.DeviceID)
 	}
 	fmt.Fprintf(s.Out, "pipeline %s (%s) pushed to device %d at %s\n", o.P4Info, o.action, o.conn.DeviceID, o.conn.GRPCAddr)
 	return nil
