@@ -120,7 +120,7 @@ type hourFlags struct {
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
-	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour); default: the replay start in replay mode, else now")
+	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour), below the hours the carbon data covers (8760 for the offline model); default: the replay start in replay mode, else now")
 }
 
 // optionalInt is a flag holding an integer ≥ 0, or -1 while not given; its
@@ -169,24 +169,37 @@ func (h *hourFlags) validate() error {
 
 // resolve returns the time to compile for: --at; --hour N after the
 // replay start (or the source's first hour); the replay start in replay
-// mode; else now.
-func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) time.Time {
+// mode; else now. --hour is bounded by the carbon source: N must be below
+// the number of hours its data covers (the offline model's year, whose
+// dates are mapped, or a trace's period), and for a trace the hour must
+// lie inside the data; otherwise it is a usage error (exit 2).
+func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) (time.Time, error) {
 	if h.At != "" {
-		return h.at
+		return h.at, nil
 	}
 	var base time.Time
 	if r := cfg.Schedule.Replay; r != nil {
 		base = r.Start
 	}
 	switch {
-	case h.Hour >= 0 && base.IsZero():
-		return src.Period().From.Add(time.Duration(h.Hour) * time.Hour)
 	case h.Hour >= 0:
-		return base.Add(time.Duration(h.Hour) * time.Hour)
+		p := src.Period()
+		if base.IsZero() {
+			base = p.From
+		}
+		if n := p.Hours(); n > 0 && h.Hour >= n {
+			return time.Time{}, usageErrorf("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
+		}
+		t := base.Add(time.Duration(h.Hour) * time.Hour)
+		mapped := cfg.Carbon.Source == config.SourceOffline
+		if !mapped && p.Hours() > 0 && !p.Contains(t) {
+			return time.Time{}, usageErrorf("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
+		}
+		return t, nil
 	case cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
-		return base
+		return base, nil
 	}
-	return now
+	return now, nil
 }
 
 // connFlags are the P4Runtime connection flags, named as p4runtime-shell
@@ -464,11 +477,15 @@ func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time
 		return nil, err
 	}
 	_ = feed.Refresh(ctx) // errors are per zone; the planner decides whether the data is usable
+	at, err := h.resolve(cfg, feed.Source, now)
+	if err != nil {
+		return nil, err
+	}
 	pl, err := controller.NewPlanner(cfg, feed, nil)
 	if err != nil {
 		return nil, err
 	}
-	return pl.Plan(h.resolve(cfg, feed.Source, now)), nil
+	return pl.Plan(at), nil
 }
 
 // aliasOf annotates a deprecated flag spelling with its current name.

@@ -10,11 +10,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage.
+// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage; diff, as
+// kubectl diff, keeps 1 for drift alone and exits exitDiffError on any
+// other error, so a script can tell drift from failure.
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitDiffError = 3
 )
 
 // streams are the command's output streams (tests pass buffers).
@@ -42,6 +45,15 @@ type exitCodeError struct {
 }
 
 func (e exitCodeError) Error() string { return e.msg }
+
+// codedError is an error that exits with code (printed as any error).
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e codedError) Error() string { return e.err.Error() }
+func (e codedError) Unwrap() error { return e.err }
 
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
@@ -87,6 +99,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	var ce codedError
+	var ue usageError
+	if errors.As(err, &ce) && !errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "error:", err)
+		return ce.code
+	}
 	var ec exitCodeError
 	if errors.As(err, &ec) {
 		if ec.msg != "" {
@@ -95,7 +113,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ec.code
 	}
 	fmt.Fprintln(stderr, "error:", err)
-	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
 		strings.HasPrefix(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "requires ") {
 		return exitUsage
