@@ -82,10 +82,18 @@ func (o *applyOptions) Validate() error {
 }
 
 type applyResult struct {
-	Hour    time.Time           `json:"hour"`
-	Policy  string              `json:"policy"`
-	Stale   bool                `json:"stale,omitempty"`
-	Reports []controller.Report `json:"targets"`
+	Hour    time.Time     `json:"hour"`
+	Policy  string        `json:"policy"`
+	Stale   bool          `json:"stale,omitempty"`
+	Reports []applyTarget `json:"targets"`
+}
+
+// applyTarget is one target's push: the driver's report, whose Duration
+// runs to the flip (the new plan in force), and the whole time the target
+// took, connection, --grace wait and cleanup included.
+type applyTarget struct {
+	controller.Report
+	Total time.Duration `json:"total_ns"`
 }
 
 func (r *applyResult) WriteText(w io.Writer) error {
@@ -94,10 +102,25 @@ func (r *applyResult) WriteText(w io.Writer) error {
 		if rep.Unchanged {
 			epoch = fmt.Sprintf("epoch %d kept", rep.To)
 		}
+		took := fmt.Sprintf("%s in all", roundDuration(rep.Total))
+		if rep.ByPhase["cleanup"] > 0 {
+			took = fmt.Sprintf("flip after %s, %s in all with the --grace wait and cleanup", roundDuration(rep.Duration), roundDuration(rep.Total))
+		}
 		fmt.Fprintf(w, "%s: policy %s for %s: %d writes (%s), %s, %s\n", rep.Target, rep.Policy, rep.Hour.Format(time.RFC3339),
-			rep.Writes, phases(rep.ByPhase), epoch, rep.Duration.Round(time.Microsecond))
+			rep.Writes, phases(rep.ByPhase), epoch, took)
 	}
 	return nil
+}
+
+// roundDuration keeps three significant digits or so: 1.94ms, 1.01s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 func phases(m map[string]int) string {
@@ -167,6 +190,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	}
 	res := &applyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
 	for _, t := range o.targets {
+		start := time.Now()
 		c, err := dialTarget(t, true)
 		if err != nil {
 			return err
@@ -187,7 +211,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 			if err != nil {
 				return err
 			}
-			res.Reports = append(res.Reports, rep)
+			res.Reports = append(res.Reports, applyTarget{Report: rep, Total: time.Since(start)})
 			return nil
 		}()
 		if err != nil {
