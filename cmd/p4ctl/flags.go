@@ -416,6 +416,36 @@ func deviceHint(err error, device uint64) error {
 	return err
 }
 
+// notControllerYAML returns a usage error when the file given as flag
+// (p4runtime-shell's --config P4INFO[,DEVICE_CONFIG] of get and push
+// pipeline, or --p4info) is a controller configuration, saying what the
+// flag wants and what to give instead (issue 15: `get regions --config
+// examples/mumbai.yaml` used to fail with "unknown field: targets").
+func notControllerYAML(cmd, flag, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil // reported where the file is loaded
+	}
+	ok, addrs := config.LooksLikeConfig(b)
+	if !ok {
+		return nil
+	}
+	instead := "give --grpc-addr HOST:PORT of the switch"
+	if len(addrs) > 0 {
+		instead = fmt.Sprintf("give --grpc-addr %s (the configuration's target)", addrs[0])
+		if len(addrs) > 1 {
+			instead = fmt.Sprintf("give --grpc-addr with one of the configuration's targets (%s)", strings.Join(addrs, ", "))
+		}
+	}
+	what := "the P4Info file to decode names with (default: the switch's own)"
+	if cmd == "push pipeline" {
+		what = "the P4Info and device config to install"
+		instead += ", and the program as --p4info FILE --device-config FILE; `p4ctl apply -c " + path + "` pushes the configuration's entries"
+	}
+	return usageErrorf("%s %s is a controller configuration (YAML), not a P4Info: on %s, --config/-c is p4runtime-shell's P4INFO[,DEVICE_CONFIG], %s; %s",
+		flag, path, cmd, what, instead)
+}
+
 // parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
 // unpaced).
 func parseSpeed(s string) (float64, error) {

@@ -46,7 +46,7 @@ there --config means what it means in p4runtime-shell (a P4Info file), not
 the controller configuration YAML that plan, diff, apply and run take.`
 	pf := cmd.PersistentFlags()
 	o.conn.add(pf, p4rt.DefaultAddress, 0, "unused: get only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
-	pf.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
+	pf.StringVarP(&o.Pipeline, "config", "c", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
 		c := &cobra.Command{
@@ -84,6 +84,9 @@ func (o *getOptions) Validate() error {
 	}
 	if strings.Count(o.Pipeline, ",") > 1 {
 		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+	}
+	if o.Pipeline != "" {
+		return notControllerYAML("get", "--config", strings.Split(o.Pipeline, ",")[0])
 	}
 	return nil
 }
