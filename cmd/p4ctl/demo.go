@@ -136,7 +136,7 @@ func (o *demoOptions) Validate() error {
 	default:
 		return usageErrorf("the demo replays traces or the offline model; carbon.source %s is live", o.cfg.Carbon.Source)
 	}
-	return nil
+	return checkOutputDir("--out-dir", o.OutDir)
 }
 
 // Run runs the demo, streaming hours in table mode.

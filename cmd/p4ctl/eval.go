@@ -212,6 +212,9 @@ func (o *evalCarbonOptions) Validate() error {
 			return usageErrorf("--pools: %w", err)
 		}
 	}
+	if !o.noPlots {
+		return checkOutputDir("--out-dir", o.outDir)
+	}
 	return nil
 }
 
@@ -221,6 +224,7 @@ func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 	defer done()
 	o.cfg.Progress = progress
 	res, err := carbon.Run(ctx, o.cfg)
+	done() // the bar is gone before anything is printed
 	if err != nil {
 		return err
 	}

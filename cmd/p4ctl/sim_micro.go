@@ -153,6 +153,9 @@ func (r *runFlags) validate() error {
 	if r.seed == 0 {
 		return usageErrorf("--seed must be ≥ 1")
 	}
+	if !r.noPlots {
+		return checkOutputDir("--out-dir", r.outDir)
+	}
 	return nil
 }
 
