@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +133,9 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	var src regions.CarbonSource
 	if o.traces != "" {
 		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
+		if errors.Is(err, fs.ErrNotExist) {
+			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
+		}
 		if err != nil {
 			return err
 		}

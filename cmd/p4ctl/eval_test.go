@@ -75,3 +75,10 @@ func TestEvalCarbonSharedTraces(t *testing.T) {
 		t.Errorf("output does not name the traces:\n%s", out[:400])
 	}
 }
+
+// A --traces directory that does not exist is named as such, with what to
+// do without the shared data set (issue 15 item 7).
+func TestEvalCarbonMissingTraces(t *testing.T) {
+	code, out, errs := p4ctl(t, "eval", "carbon", "--traces", "/nonexistent", "--no-plots")
+	expect(t, "eval carbon --traces /nonexistent", code, exitUsage, out, errs, "directory /nonexistent does not exist", "../shared/data/carbon", "leave out --traces")
+}
