@@ -163,6 +163,7 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 		if _, perr := demo.WritePlots(res, o.OutDir); perr != nil && err == nil {
 			err = perr
 		}
+		defer printPlots(s, res.Plots) // after the totals
 	}
 	if res != nil {
 		if table {

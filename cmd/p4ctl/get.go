@@ -169,12 +169,27 @@ func shorten(ns []string) []string {
 	return out
 }
 
-type entryRows []p4rt.Entry
+// entryRows are the entries read, as P4Info names (-o json|yaml) and, in
+// table form, in plan's notation where the switch runs the p4ctl program
+// (feasible=has(5:eu-north-1), region=5:eu-north-1, MACs, IPv4 addresses),
+// so that get and plan print the same entry the same way.
+type entryRows struct {
+	entries []p4rt.Entry
+	// program holds each entry in compiled form, or nil for all when the
+	// switch's program is not p4ctl's (raw P4Runtime notation then).
+	program []*compiler.Entry
+}
+
+func (r entryRows) MarshalJSON() ([]byte, error) { return jsonOf(r.entries) }
 
 func (r entryRows) TableHeaders() []string { return []string{"TABLE", "MATCH", "PRIORITY", "ACTION"} }
 func (r entryRows) TableRows() [][]string {
 	var out [][]string
-	for _, e := range r {
+	for i, e := range r.entries {
+		if r.program != nil && r.program[i] != nil {
+			out = append(out, programRow(*r.program[i]))
+			continue
+		}
 		var m []string
 		for _, f := range e.Match {
 			m = append(m, f.Field+"="+f.Value)
@@ -200,6 +215,27 @@ func (r entryRows) TableRows() [][]string {
 	return out
 }
 
+// programRow splits compiler.Entry's one-line rendering (plan's notation)
+// into get's columns.
+func programRow(e compiler.Entry) []string {
+	line := e.String()
+	lhs, act, _ := strings.Cut(line, " -> ")
+	fields := strings.Fields(lhs)
+	var match []string
+	prio := ""
+	for _, f := range fields[1:] {
+		switch {
+		case f == "default":
+			match = append(match, "(default)")
+		case strings.HasPrefix(f, "priority="):
+			prio = strings.TrimPrefix(f, "priority=")
+		default:
+			match = append(match, f)
+		}
+	}
+	return []string{shortName(e.Table), strings.Join(match, " "), prio, act}
+}
+
 func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	tables, err := fullNames(o.Names, idx.Tables(), "table")
 	if err != nil {
@@ -212,15 +248,36 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if err != nil {
 		return nil, err
 	}
-	rows := make(entryRows, 0, len(tes))
+	tr, terr := controller.NewTranslator(idx) // nil unless the p4ctl program runs
+	type decoded struct {
+		e  p4rt.Entry
+		ce *compiler.Entry
+	}
+	ds := make([]decoded, 0, len(tes))
 	for _, te := range tes {
 		e, err := idx.DecodeTableEntry(te)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, e)
+		d := decoded{e: e}
+		if terr == nil {
+			if ce, err := tr.Entry(te); err == nil {
+				d.ce = &ce
+			}
+		}
+		ds = append(ds, d)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Table < rows[j].Table })
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].e.Table < ds[j].e.Table })
+	rows := entryRows{entries: make([]p4rt.Entry, len(ds))}
+	if terr == nil {
+		rows.program = make([]*compiler.Entry, len(ds))
+	}
+	for i, d := range ds {
+		rows.entries[i] = d.e
+		if rows.program != nil {
+			rows.program[i] = d.ce
+		}
+	}
 	return rows, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes: 0 success, 1 error (or drift, for diff), 2 usage; diff, as
@@ -87,7 +88,54 @@ evaluations behind them.`,
 		newServeCmd(s),
 		newLoadgenCmd(s),
 	)
+	registerCompletions(root)
 	return root
+}
+
+// flagValues are the values shell completion offers for flags that take
+// one of a fixed set, by flag name and, where commands differ, by command
+// path ("" = any command).
+var flagValues = map[string]map[string][]string{
+	"output":        {"": {"table", "json", "yaml"}},
+	"policy":        {"p4ctl plan": {"A", "B", "C", "C+", "D", "C-cap"}, "p4ctl sim micro": {"random", "p2c", "jsw", "hash", "migrate", "jbsq", "jsq", "jiq"}, "p4ctl sim serverless": {"late", "early", "early-random", "early-exec", "pathfinder"}},
+	"log-format":    {"": {"text", "json"}},
+	"log-level":     {"": {"debug", "info", "warn", "error"}},
+	"action":        {"": {"verify", "verify-and-save", "verify-and-commit", "commit", "reconcile-and-commit"}},
+	"mode":          {"p4ctl serve": {"sleep", "busy"}},
+	"metric":        {"": {"lca", "direct"}},
+	"fill":          {"": {"none", "previous", "linear"}},
+	"cold-missing":  {"": {"exclude", "warm"}},
+	"latency-model": {"": {"p95", "sampled"}},
+	"service":       {"": {"fixed", "exp", "bimodal", "lognormal"}},
+	"arrival-kind":  {"": {"h2", "gamma"}},
+	"ttl-mode":      {"": {"silence", "credit"}},
+	"dist":          {"": {"azure", "zipf", "powerlaw"}},
+}
+
+// registerCompletions gives every flag in flagValues its completion, on
+// the command that defines it (persistent flags once, on their group).
+func registerCompletions(c *cobra.Command) {
+	register := func(f *pflag.Flag) {
+		byCmd, ok := flagValues[f.Name]
+		if !ok || f.Hidden {
+			return
+		}
+		vals, ok := byCmd[c.CommandPath()]
+		if !ok {
+			vals, ok = byCmd[""]
+		}
+		if !ok {
+			return
+		}
+		_ = c.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	c.LocalNonPersistentFlags().VisitAll(register)
+	c.PersistentFlags().VisitAll(register)
+	for _, sc := range c.Commands() {
+		registerCompletions(sc)
+	}
 }
 
 // run executes p4ctl with args and returns the process exit code.

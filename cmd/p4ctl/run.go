@@ -247,7 +247,10 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	}
 	mode := "real time"
 	if o.schedule.Replay {
-		mode = fmt.Sprintf("replay from %s, %d hours (0 = without end)", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+		mode = fmt.Sprintf("replay from %s for %d hours", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+		if o.schedule.Hours == 0 {
+			mode = fmt.Sprintf("replay from %s without end", o.schedule.Start.Format(time.RFC3339))
+		}
 	}
 	for _, p := range o.tuned {
 		log.Info("pool bound from tune", "region", p.Region, "bound", p.Bound, "violation_rate", p.Violation, "target", p.Target,

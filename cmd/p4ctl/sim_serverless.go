@@ -230,7 +230,11 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		res.Plots = files
 	}
-	return output.Print(s.Out, o.format, res)
+	if err := output.Print(s.Out, o.format, res); err != nil {
+		return err
+	}
+	printPlots(s, res.Plots)
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

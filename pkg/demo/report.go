@@ -135,9 +135,6 @@ func WriteTotals(w io.Writer, r *Result) error {
 	} else {
 		fmt.Fprintf(w, "  MISMATCH: counters equal in every hour: %v; requests whose header region differs from the prediction: %d\n", t.CountersMatch, t.HeaderMismatches)
 	}
-	for _, p := range r.Plots {
-		fmt.Fprintf(w, "plot: %s\n", p)
-	}
 	_, err := fmt.Fprintf(w, "wall time: %.1fs\n", r.WallSeconds)
 	return err
 }
