@@ -23,8 +23,7 @@ build: deps ## Build bin/p4ctl
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/p4ctl
 
 .PHONY: test
-test: deps ## Run all tests (what CI runs); BMv2/p4c/root tests skip with a reason when absent
-	$(GO) vet ./...
+test: deps lint ## Run lint, then all tests (what CI runs); BMv2/p4c/root tests skip with a reason when absent
 	$(GO) test -count=1 ./...
 
 .PHONY: bench
@@ -32,9 +31,10 @@ bench: deps ## Run benchmarks (ratios against in-run baselines are printed by th
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) ./...
 
 .PHONY: lint
-lint: ## gofmt and go vet
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: ## gofmt, go vet and go mod tidy -diff (part of make test, so CI fails on unformatted code or an untidy module)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "make lint: gofmt needed (run gofmt -w):" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "make lint: go.mod/go.sum are not tidy (run go mod tidy)" >&2; exit 1; }
 
 .PHONY: demo
 demo: deps ## Run the end-to-end demo on the embedded switch (no hardware, no API key)

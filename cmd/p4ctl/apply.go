@@ -48,7 +48,7 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 	f := cmd.Flags()
 	o.configFlag.add(f)
 	o.hourFlags.add(f)
-	o.conn.add(f, "", 1, "election id (low 64 bits) to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
+	o.conn.add(f, "", 1, "election id to arbitrate with at --grpc-addr, and the one --dry-run's requests carry; configured targets use their own")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the WriteRequests instead of sending them")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long the old generation stays after the flip")
 	output.AddFlag(f, &o.Format)
@@ -71,10 +71,10 @@ func (o *applyOptions) Validate() error {
 	if o.Grace < 0 {
 		return usageErrorf("--grace must be ≥ 0")
 	}
-	if o.conn.ElectionID == 0 && !o.DryRun {
+	if o.conn.ElectionID.IsZero() && !o.DryRun {
 		return usageErrorf("--election-id must be ≥ 1 to write")
 	}
-	t, err := o.conn.targets(o.cfg, 0)
+	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
 		return err
 	}
@@ -83,10 +83,18 @@ func (o *applyOptions) Validate() error {
 }
 
 type applyResult struct {
-	Hour    time.Time           `json:"hour"`
-	Policy  string              `json:"policy"`
-	Stale   bool                `json:"stale,omitempty"`
-	Reports []controller.Report `json:"targets"`
+	Hour    time.Time     `json:"hour"`
+	Policy  string        `json:"policy"`
+	Stale   bool          `json:"stale,omitempty"`
+	Reports []applyTarget `json:"targets"`
+}
+
+// applyTarget is one target's push: the driver's report, whose Duration
+// runs to the flip (the new plan in force), and the whole time the target
+// took, connection, --grace wait and cleanup included.
+type applyTarget struct {
+	controller.Report
+	Total time.Duration `json:"total_ns"`
 }
 
 func (r *applyResult) WriteText(w io.Writer) error {
@@ -95,10 +103,25 @@ func (r *applyResult) WriteText(w io.Writer) error {
 		if rep.Unchanged {
 			epoch = fmt.Sprintf("epoch %d kept", rep.To)
 		}
+		took := fmt.Sprintf("%s in all", roundDuration(rep.Total))
+		if rep.ByPhase["cleanup"] > 0 {
+			took = fmt.Sprintf("flip after %s, %s in all with the --grace wait and cleanup", roundDuration(rep.Duration), roundDuration(rep.Total))
+		}
 		fmt.Fprintf(w, "%s: policy %s for %s: %d writes (%s), %s, %s\n", rep.Target, rep.Policy, rep.Hour.Format(time.RFC3339),
-			rep.Writes, phases(rep.ByPhase), epoch, rep.Duration.Round(time.Microsecond))
+			rep.Writes, phases(rep.ByPhase), epoch, took)
 	}
 	return nil
+}
+
+// roundDuration keeps three significant digits or so: 1.94ms, 1.01s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 func phases(m map[string]int) string {
@@ -168,20 +191,28 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	}
 	res := &applyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
 	for _, t := range o.targets {
-		d := controller.NewDriver(t, controller.DriverOptions{Grace: grace, NoTakeover: true})
-		err := func() error {
+		start := time.Now()
+		c, err := dialTarget(t, true)
+		if err != nil {
+			return err
+		}
+		d := controller.NewDriverWithClient(t, c, controller.DriverOptions{Grace: grace, NoTakeover: true})
+		err = func() error {
+			defer c.Close()
 			defer d.Close()
 			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
-			err := d.Connect(cctx)
-			cancel()
-			if err != nil {
+			defer cancel()
+			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err
+			}
+			if err := d.Connect(cctx); err != nil {
+				return deviceHint(err, t.DeviceID)
 			}
 			rep, err := d.Sync(ctx, p)
 			if err != nil {
 				return err
 			}
-			res.Reports = append(res.Reports, rep)
+			res.Reports = append(res.Reports, applyTarget{Report: rep, Total: time.Since(start)})
 			return nil
 		}()
 		if err != nil {
@@ -194,7 +225,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Plan) error {
 	res := &dryRunResult{Hour: p.Hour, Policy: p.Effective.String()}
 	for _, t := range o.targets {
-		c, err := dialTarget(t)
+		c, err := dialTarget(t, false)
 		if err != nil {
 			return err
 		}
@@ -202,6 +233,9 @@ func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Pla
 			defer c.Close()
 			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
 			defer cancel()
+			if err := probe(cctx, c, targetName(t)); err != nil {
+				return err
+			}
 			d := controller.NewDriverWithClient(t, c, controller.DriverOptions{})
 			if err := d.ConnectReadOnly(cctx); err != nil {
 				return err

@@ -218,6 +218,9 @@ func TestRunReplay(t *testing.T) {
 		t.Errorf("/healthz: %q", h)
 	}
 	logs := errb.String()
+	if strings.Contains(logs, "0 = without end") || !strings.Contains(logs, "for 5 hours") {
+		t.Errorf("the run log line quotes help text or lacks the hours:\n%s", logs)
+	}
 	for _, want := range []string{`"msg":"plan"`, `"hour":"2022-01-10T04:00:00Z"`, `"msg":"pushed"`, `"msg":"replay finished"`,
 		`"msg":"pushed","target":"` + sw.Addr() + `","hour":"2022-01-10T02:00:00Z"`} {
 		if !strings.Contains(logs, want) {

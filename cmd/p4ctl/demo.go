@@ -136,7 +136,7 @@ func (o *demoOptions) Validate() error {
 	default:
 		return usageErrorf("the demo replays traces or the offline model; carbon.source %s is live", o.cfg.Carbon.Source)
 	}
-	return nil
+	return checkOutputDir("--out-dir", o.OutDir)
 }
 
 // Run runs the demo, streaming hours in table mode.
@@ -163,6 +163,7 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 		if _, perr := demo.WritePlots(res, o.OutDir); perr != nil && err == nil {
 			err = perr
 		}
+		defer printPlots(s, res.Plots) // after the totals
 	}
 	if res != nil {
 		if table {

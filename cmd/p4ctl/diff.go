@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
 // diffOptions are the flags of `p4ctl diff`.
@@ -29,13 +31,15 @@ func newDiffCmd(s *streams) *cobra.Command {
 	o := &diffOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "diff --config FILE [--grpc-addr HOST:PORT] [--at TIME | --hour N]",
-		Short: "Show drift between the desired and the actual switch state (exit 1 on drift)",
+		Short: "Show drift between the desired and the actual switch state (exit 1 on drift, 3 on error)",
 		Long: `diff reads every entry the switch holds (no arbitration needed: it only
 reads), compiles the configuration for the chosen hour under the switch's
 active epoch, and prints what differs: + entries missing from the switch,
 ~ entries with other actions, - entries the switch should not hold.
-It exits 0 when the switch holds exactly the desired state, 1 on drift or
-error, 2 on usage errors. Targets: --grpc-addr, else the configuration's.`,
+Exit status, as kubectl diff's: 0 when the switch holds exactly the desired
+state, 1 on drift (and only then), 2 on usage errors, 3 on any other error
+(the switch is unreachable, refuses the read, …). Targets: --grpc-addr, else
+the configuration's.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -60,7 +64,7 @@ func (o *diffOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	t, err := o.conn.targets(o.cfg, 0)
+	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
 		return err
 	}
@@ -104,8 +108,22 @@ func (r *diffResult) WriteText(w io.Writer) error {
 	return nil
 }
 
-// Run reads every target and prints the drift; exit 1 when any drifted.
+// Run reads every target and prints the drift; exit 1 when any drifted,
+// exitDiffError on any error but a usage error.
 func (o *diffOptions) Run(ctx context.Context, s *streams) error {
+	err := o.run(ctx, s)
+	if err == nil {
+		return nil
+	}
+	var ue usageError
+	var ec exitCodeError
+	if errors.As(err, &ue) || errors.As(err, &ec) {
+		return err
+	}
+	return codedError{code: exitDiffError, err: err}
+}
+
+func (o *diffOptions) run(ctx context.Context, s *streams) error {
 	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
 	if err != nil {
 		return err
@@ -130,13 +148,16 @@ func (o *diffOptions) Run(ctx context.Context, s *streams) error {
 }
 
 func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, timeout time.Duration) (targetDiff, error) {
-	c, err := dialTarget(t)
+	c, err := dialTarget(t, false)
 	if err != nil {
 		return targetDiff{}, err
 	}
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
+	if err := probe(ctx, c, targetName(t)); err != nil {
+		return targetDiff{}, err
+	}
 	idx, err := c.Index(ctx)
 	if err != nil {
 		return targetDiff{}, fmt.Errorf("target %s: %w", t.Name, err)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +133,9 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	var src regions.CarbonSource
 	if o.traces != "" {
 		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
+		if errors.Is(err, fs.ErrNotExist) {
+			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -138,6 +143,8 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	} else {
 		p := regions.DefaultSyntheticPeriod()
 		if period.Hours() > 0 && !period.Within(p) {
+			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
+				p.From.Year(), period, p.From.Year())
 			p = regions.Period{From: time.Date(period.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC),
 				To: time.Date(period.To.Add(-time.Hour).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)}
 		}
@@ -198,6 +205,11 @@ func (o *evalCarbonOptions) Validate() error {
 	if len(o.slas) != 5 {
 		return usageErrorf("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
 	}
+	for _, v := range o.slas {
+		if !(v > 0 && v <= 65535) {
+			return usageErrorf("--sla %v: every SLA class is a latency budget in ms, > 0 and ≤ 65535", v)
+		}
+	}
 	if o.latencyModel != carbon.LatencyP95 && o.latencyModel != carbon.LatencySampled {
 		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
 	}
@@ -212,6 +224,9 @@ func (o *evalCarbonOptions) Validate() error {
 			return usageErrorf("--pools: %w", err)
 		}
 	}
+	if !o.noPlots {
+		return checkOutputDir("--out-dir", o.outDir)
+	}
 	return nil
 }
 
@@ -221,6 +236,7 @@ func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 	defer done()
 	o.cfg.Progress = progress
 	res, err := carbon.Run(ctx, o.cfg)
+	done() // the bar is gone before anything is printed
 	if err != nil {
 		return err
 	}
@@ -231,5 +247,9 @@ func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 		}
 		res.Plots = files
 	}
-	return output.Print(s.Out, o.format, res)
+	if err := output.Print(s.Out, o.format, res); err != nil {
+		return err
+	}
+	printPlots(s, res.Plots)
+	return nil
 }

@@ -30,8 +30,10 @@ func TestEvalCarbonQuick(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "carbon_heatmap.svg")); err != nil {
 		t.Error(err)
 	}
-	if len(errb) != 0 {
-		t.Errorf("stderr not empty without a TTY: %q", errb)
+	// Without a TTY stderr holds the plot files alone, in one line (as for
+	// every command that plots).
+	if errb != "plots: "+strings.Join(res.Plots, ", ")+"\n" {
+		t.Errorf("stderr without a TTY: %q", errb)
 	}
 }
 
@@ -51,7 +53,8 @@ func TestEvalCarbonErrors(t *testing.T) {
 		{[]string{"eval", "carbon", "--latency-model", "x", "--no-plots"}, exitUsage, "--latency-model"},
 		{[]string{"eval", "carbon", "--w", "2", "--no-plots"}, exitUsage, "w 2"},
 		{[]string{"eval", "carbon", "--site", "paris", "--no-plots"}, exitUsage, "only the built-in site"},
-		{[]string{"eval", "carbon", "--traces", "/nonexistent-dir", "--no-plots"}, exitError, "no *.csv files"},
+		{[]string{"eval", "carbon", "--traces", "/nonexistent-dir", "--no-plots"}, exitUsage, "directory /nonexistent-dir does not exist"},
+		{[]string{"eval", "carbon", "--traces", t.TempDir(), "--no-plots"}, exitError, "no *.csv files"},
 		{[]string{"eval", "carbon", "--sites", sites, "--site", "x", "--no-plots"}, exitError, sites + ":4: unknown region"},
 		{[]string{"eval", "carbon", "extra"}, exitUsage, "unknown command"},
 	}
@@ -74,4 +77,11 @@ func TestEvalCarbonSharedTraces(t *testing.T) {
 	if !strings.Contains(out, "measured hourly traces 2022 from "+dir+" (normalized CSV; 12 zones") {
 		t.Errorf("output does not name the traces:\n%s", out[:400])
 	}
+}
+
+// A --traces directory that does not exist is named as such, with what to
+// do without the shared data set (issue 15 item 7).
+func TestEvalCarbonMissingTraces(t *testing.T) {
+	code, out, errs := p4ctl(t, "eval", "carbon", "--traces", "/nonexistent", "--no-plots")
+	expect(t, "eval carbon --traces /nonexistent", code, exitUsage, out, errs, "directory /nonexistent does not exist", "../shared/data/carbon", "leave out --traces")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/codes"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
@@ -119,7 +120,7 @@ type hourFlags struct {
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
-	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour); default: the replay start in replay mode, else now")
+	fs.Var(newOptionalInt(&h.Hour), "hour", "compile for hour N ≥ 0 after the replay start (or the carbon data's first hour), below the hours the carbon data covers (8760 for the offline model); default: the replay start in replay mode, else now")
 }
 
 // optionalInt is a flag holding an integer ≥ 0, or -1 while not given; its
@@ -168,24 +169,37 @@ func (h *hourFlags) validate() error {
 
 // resolve returns the time to compile for: --at; --hour N after the
 // replay start (or the source's first hour); the replay start in replay
-// mode; else now.
-func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) time.Time {
+// mode; else now. --hour is bounded by the carbon source: N must be below
+// the number of hours its data covers (the offline model's year, whose
+// dates are mapped, or a trace's period), and for a trace the hour must
+// lie inside the data; otherwise it is a usage error (exit 2).
+func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) (time.Time, error) {
 	if h.At != "" {
-		return h.at
+		return h.at, nil
 	}
 	var base time.Time
 	if r := cfg.Schedule.Replay; r != nil {
 		base = r.Start
 	}
 	switch {
-	case h.Hour >= 0 && base.IsZero():
-		return src.Period().From.Add(time.Duration(h.Hour) * time.Hour)
 	case h.Hour >= 0:
-		return base.Add(time.Duration(h.Hour) * time.Hour)
+		p := src.Period()
+		if base.IsZero() {
+			base = p.From
+		}
+		if n := p.Hours(); n > 0 && h.Hour >= n {
+			return time.Time{}, usageErrorf("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
+		}
+		t := base.Add(time.Duration(h.Hour) * time.Hour)
+		mapped := cfg.Carbon.Source == config.SourceOffline
+		if !mapped && p.Hours() > 0 && !p.Contains(t) {
+			return time.Time{}, usageErrorf("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
+		}
+		return t, nil
 	case cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
-		return base
+		return base, nil
 	}
-	return now
+	return now, nil
 }
 
 // connFlags are the P4Runtime connection flags, named as p4runtime-shell
@@ -194,7 +208,7 @@ func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now ti
 type connFlags struct {
 	GRPCAddr   string
 	DeviceID   uint64
-	ElectionID uint64
+	ElectionID p4rt.ElectionID
 	CA         string
 	Cert       string
 	Key        string
@@ -202,6 +216,9 @@ type connFlags struct {
 	Insecure   bool
 	Timeout    time.Duration
 }
+
+// deviceIDHelp is the help of every --device-id that dials a switch.
+const deviceIDHelp = "P4Runtime device id (0 is valid: simple_switch_grpc starts as device 0 unless given --device-id)"
 
 // add registers the flags; addrDefault "" makes --grpc-addr optional (the
 // configuration's targets apply). electionHelp says what --election-id
@@ -212,8 +229,9 @@ func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault u
 		addrHelp += " (default: every target of the configuration)"
 	}
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, addrHelp)
-	fs.Uint64Var(&c.DeviceID, "device-id", 1, "P4Runtime device id")
-	fs.Uint64Var(&c.ElectionID, "election-id", electionDefault, electionHelp)
+	fs.Uint64Var(&c.DeviceID, "device-id", p4rt.DefaultDeviceID, deviceIDHelp)
+	c.ElectionID = p4rt.Election(electionDefault)
+	fs.Var(&electionFlag{&c.ElectionID}, "election-id", electionHelp+"; HIGH,LOW as in p4runtime-shell (whose default 1,0 is high word 1), or one number (the low word)")
 	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
 	fs.StringVar(&c.Cert, "tls-cert", "", "client certificate (PEM) for mTLS")
 	fs.StringVar(&c.Key, "tls-key", "", "client key (PEM) for mTLS")
@@ -221,6 +239,31 @@ func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault u
 	fs.BoolVar(&c.Insecure, "insecure", false, "allow plaintext P4Runtime to a non-loopback address")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "deadline of each P4Runtime call")
 }
+
+// electionFlag is --election-id: p4runtime-shell's HIGH,LOW, or one number
+// (a 128-bit id; below 2^64 it is the low word).
+type electionFlag struct{ id *p4rt.ElectionID }
+
+func (e *electionFlag) String() string {
+	switch {
+	case e.id == nil || e.id.IsZero():
+		return "0"
+	case e.id.High == 0:
+		return strconv.FormatUint(e.id.Low, 10)
+	}
+	return fmt.Sprintf("%d,%d", e.id.High, e.id.Low)
+}
+
+func (e *electionFlag) Set(s string) error {
+	v, err := p4rt.ParseElectionID(s)
+	if err != nil {
+		return errors.New("want HIGH,LOW (p4runtime-shell's form, e.g. 1,0) or one number")
+	}
+	*e.id = v
+	return nil
+}
+
+func (e *electionFlag) Type() string { return "HIGH,LOW" }
 
 func (c *connFlags) validate(required bool) error {
 	if c.GRPCAddr == "" {
@@ -238,34 +281,40 @@ func (c *connFlags) validate(required bool) error {
 	if c.Timeout <= 0 {
 		return usageErrorf("--timeout must be > 0")
 	}
+	if !c.tls() && !c.Insecure && !isLoopbackAddr(c.GRPCAddr) {
+		return usageErrorf("--grpc-addr %s is not a loopback address: plaintext P4Runtime is refused there; give --tls-ca FILE (TLS; with --tls-cert/--tls-key for mTLS) or --insecure to allow plaintext", c.GRPCAddr)
+	}
 	return nil
 }
 
 func (c *connFlags) tls() bool { return c.CA != "" || c.Cert != "" || c.ServerName != "" }
 
 // endpoint returns the flags as a p4rt.Endpoint with the given election id
-// (0: none; reads need none).
-func (c *connFlags) endpoint(election uint64) p4rt.Endpoint {
-	ep := p4rt.Endpoint{Address: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: p4rt.Election(election), Insecure: c.Insecure, Timeout: c.Timeout}
+// (zero: none; reads need none). The device id is sent as given, 0 too.
+func (c *connFlags) endpoint(election p4rt.ElectionID) p4rt.Endpoint {
+	ep := p4rt.Endpoint{Address: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: election, Insecure: c.Insecure, Timeout: c.Timeout}
 	if c.tls() {
 		ep.TLS = &p4rt.TLSOptions{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName}
 	}
 	return ep
 }
 
-// options returns the p4rt client options of the flags.
-func (c *connFlags) options(election uint64) []p4rt.Option { return c.endpoint(election).Options() }
-
 // transport returns the call timeout, TLS and plaintext options (no device
 // or election id: the controller sets those per target).
 func (c *connFlags) transport() []p4rt.Option {
-	ep := c.endpoint(0)
-	ep.DeviceID = 0
-	return ep.Options()
+	opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
+	if c.tls() {
+		opts = append(opts, p4rt.WithTLS(p4rt.TLSOptions{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName}))
+	}
+	if c.Insecure {
+		opts = append(opts, p4rt.WithInsecure())
+	}
+	return opts
 }
 
-// dial connects to --grpc-addr (no arbitration; election 0 = read-only).
-func (c *connFlags) dial(election uint64, extra ...p4rt.Option) (*p4rt.Client, error) {
+// dial connects to --grpc-addr (no arbitration; a zero election id =
+// read-only).
+func (c *connFlags) dial(election p4rt.ElectionID, extra ...p4rt.Option) (*p4rt.Client, error) {
 	cl, err := c.endpoint(election).Dial(extra...)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", c.GRPCAddr, err)
@@ -275,14 +324,16 @@ func (c *connFlags) dial(election uint64, extra ...p4rt.Option) (*p4rt.Client, e
 
 // targets returns the switches a controller command drives: the one named
 // by --grpc-addr, or the configuration's targets. electionOverride, when
-// non-zero, replaces every target's election id (its low word).
-func (c *connFlags) targets(cfg *config.Config, electionOverride uint64) ([]controller.Target, error) {
+// not zero, replaces every target's election id. A configured target that
+// would be reached in plaintext beyond loopback is a usage error naming
+// its tls: block and --insecure.
+func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID) ([]controller.Target, error) {
 	if c.GRPCAddr != "" {
 		id := c.ElectionID
-		if electionOverride != 0 {
+		if !electionOverride.IsZero() {
 			id = electionOverride
 		}
-		return []controller.Target{{Name: c.GRPCAddr, Addr: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: p4rt.Election(id),
+		return []controller.Target{{Name: c.GRPCAddr, Addr: c.GRPCAddr, DeviceID: c.DeviceID, ElectionID: id,
 			ClientOptions: c.transport()}}, nil
 	}
 	if len(cfg.Targets) == 0 {
@@ -290,9 +341,12 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride uint64) ([]cont
 	}
 	var out []controller.Target
 	for _, t := range cfg.Targets {
-		id := t.ElectionID
-		if electionOverride != 0 {
+		id := p4rt.Election(t.ElectionID)
+		if !electionOverride.IsZero() {
 			id = electionOverride
+		}
+		if t.TLS == nil && !c.Insecure && !isLoopbackAddr(t.GRPCAddr) {
+			return nil, usageErrorf("target %s: grpc_addr %s is not a loopback address and the target has no tls: block; add one (docs/CONFIG.md) or pass --insecure to allow plaintext", t.Name, t.GRPCAddr)
 		}
 		opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
 		if t.TLS != nil {
@@ -302,18 +356,94 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride uint64) ([]cont
 		if c.Insecure {
 			opts = append(opts, p4rt.WithInsecure())
 		}
-		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: p4rt.Election(id), ClientOptions: opts})
+		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: id, ClientOptions: opts})
 	}
 	return out, nil
 }
 
-// dialTarget connects to one target without arbitrating (reads).
-func dialTarget(t controller.Target) (*p4rt.Client, error) {
-	c, err := p4rt.Dial(t.Addr, append([]p4rt.Option{p4rt.WithDeviceID(t.DeviceID)}, t.ClientOptions...)...)
+// dialTarget connects to one target without arbitrating; withElection
+// gives the client the target's election id (for a later Arbitrate).
+func dialTarget(t controller.Target, withElection bool) (*p4rt.Client, error) {
+	opts := []p4rt.Option{p4rt.WithDeviceID(t.DeviceID)}
+	if withElection {
+		opts = append(opts, p4rt.WithElectionID(t.ElectionID))
+	}
+	c, err := p4rt.Dial(t.Addr, append(opts, t.ClientOptions...)...)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: connect %s: %w", t.Name, t.Addr, err)
+		return nil, fmt.Errorf("%s: %w", targetName(t), err)
 	}
 	return c, nil
+}
+
+// targetName names a target in errors: "target NAME (ADDR)", or the
+// address alone when the name is the address (--grpc-addr).
+func targetName(t controller.Target) string {
+	if t.Name == t.Addr || t.Name == "" {
+		return "switch " + t.Addr
+	}
+	return fmt.Sprintf("target %s (%s)", t.Name, t.Addr)
+}
+
+// probe fails fast when nothing answers at the client's address: one
+// Capabilities call, which returns at once on a refused connection, where
+// arbitration (which the daemon retries with backoff) would wait for the
+// whole --timeout. Any answer, an error status included, means the switch
+// is there; later calls report what it says.
+func probe(ctx context.Context, c *p4rt.Client, what string) error {
+	_, err := c.Capabilities(ctx)
+	if err == nil {
+		return nil
+	}
+	switch p4rt.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return fmt.Errorf("%s: not reachable: %w", what, err)
+	}
+	return nil
+}
+
+// deviceHint adds a line to err when the switch does not know the device
+// id asked for: BMv2 answers UNKNOWN "Error when trying to assign device"
+// to a pipeline push for another id than the one it was started with.
+func deviceHint(err error, device uint64) error {
+	if err == nil {
+		return nil
+	}
+	m := err.Error()
+	if strings.Contains(m, "assign device") || strings.Contains(m, "unknown device id") ||
+		(p4rt.Code(err) == codes.NotFound && strings.Contains(strings.ToLower(m), "device")) {
+		return fmt.Errorf("%w\nhint: the switch does not serve device id %d: simple_switch_grpc serves only the id it was started with (--device-id, default 0): give that id with --device-id, or start it with --device-id %d", err, device, device)
+	}
+	return err
+}
+
+// notControllerYAML returns a usage error when the file given as flag
+// (p4runtime-shell's --config P4INFO[,DEVICE_CONFIG] of get and push
+// pipeline, or --p4info) is a controller configuration, saying what the
+// flag wants and what to give instead (issue 15: `get regions --config
+// examples/mumbai.yaml` used to fail with "unknown field: targets").
+func notControllerYAML(cmd, flag, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil // reported where the file is loaded
+	}
+	ok, addrs := config.LooksLikeConfig(b)
+	if !ok {
+		return nil
+	}
+	instead := "give --grpc-addr HOST:PORT of the switch"
+	if len(addrs) > 0 {
+		instead = fmt.Sprintf("give --grpc-addr %s (the configuration's target)", addrs[0])
+		if len(addrs) > 1 {
+			instead = fmt.Sprintf("give --grpc-addr with one of the configuration's targets (%s)", strings.Join(addrs, ", "))
+		}
+	}
+	what := "the P4Info file to decode names with (default: the switch's own)"
+	if cmd == "push pipeline" {
+		what = "the P4Info and device config to install"
+		instead += ", and the program as --p4info FILE --device-config FILE; `p4ctl apply -c " + path + "` pushes the configuration's entries"
+	}
+	return usageErrorf("%s %s is a controller configuration (YAML), not a P4Info: on %s, --config/-c is p4runtime-shell's P4INFO[,DEVICE_CONFIG], %s; %s",
+		flag, path, cmd, what, instead)
 }
 
 // parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
@@ -374,11 +504,15 @@ func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time
 		return nil, err
 	}
 	_ = feed.Refresh(ctx) // errors are per zone; the planner decides whether the data is usable
+	at, err := h.resolve(cfg, feed.Source, now)
+	if err != nil {
+		return nil, err
+	}
 	pl, err := controller.NewPlanner(cfg, feed, nil)
 	if err != nil {
 		return nil, err
 	}
-	return pl.Plan(h.resolve(cfg, feed.Source, now)), nil
+	return pl.Plan(at), nil
 }
 
 // aliasOf annotates a deprecated flag spelling with its current name.

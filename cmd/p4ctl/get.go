@@ -46,7 +46,7 @@ there --config means what it means in p4runtime-shell (a P4Info file), not
 the controller configuration YAML that plan, diff, apply and run take.`
 	pf := cmd.PersistentFlags()
 	o.conn.add(pf, p4rt.DefaultAddress, 0, "unused: get only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
-	pf.StringVar(&o.Pipeline, "config", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
+	pf.StringVarP(&o.Pipeline, "config", "c", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
 		c := &cobra.Command{
@@ -85,6 +85,9 @@ func (o *getOptions) Validate() error {
 	if strings.Count(o.Pipeline, ",") > 1 {
 		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
+	if o.Pipeline != "" {
+		return notControllerYAML("get", "--config", strings.Split(o.Pipeline, ",")[0])
+	}
 	return nil
 }
 
@@ -97,7 +100,7 @@ func (o *getOptions) client() (*p4rt.Client, error) {
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}
-	return o.conn.dial(0, extra...)
+	return o.conn.dial(p4rt.ElectionID{}, extra...)
 }
 
 // Run reads and prints.
@@ -109,6 +112,9 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	defer c.Close()
 	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
 	defer cancel()
+	if err := probe(ctx, c, "switch "+o.conn.GRPCAddr); err != nil {
+		return err
+	}
 	idx, err := c.Index(ctx)
 	if err != nil {
 		return err
@@ -163,12 +169,27 @@ func shorten(ns []string) []string {
 	return out
 }
 
-type entryRows []p4rt.Entry
+// entryRows are the entries read, as P4Info names (-o json|yaml) and, in
+// table form, in plan's notation where the switch runs the p4ctl program
+// (feasible=has(5:eu-north-1), region=5:eu-north-1, MACs, IPv4 addresses),
+// so that get and plan print the same entry the same way.
+type entryRows struct {
+	entries []p4rt.Entry
+	// program holds each entry in compiled form, or nil for all when the
+	// switch's program is not p4ctl's (raw P4Runtime notation then).
+	program []*compiler.Entry
+}
+
+func (r entryRows) MarshalJSON() ([]byte, error) { return jsonOf(r.entries) }
 
 func (r entryRows) TableHeaders() []string { return []string{"TABLE", "MATCH", "PRIORITY", "ACTION"} }
 func (r entryRows) TableRows() [][]string {
 	var out [][]string
-	for _, e := range r {
+	for i, e := range r.entries {
+		if r.program != nil && r.program[i] != nil {
+			out = append(out, programRow(*r.program[i]))
+			continue
+		}
 		var m []string
 		for _, f := range e.Match {
 			m = append(m, f.Field+"="+f.Value)
@@ -194,6 +215,27 @@ func (r entryRows) TableRows() [][]string {
 	return out
 }
 
+// programRow splits compiler.Entry's one-line rendering (plan's notation)
+// into get's columns.
+func programRow(e compiler.Entry) []string {
+	line := e.String()
+	lhs, act, _ := strings.Cut(line, " -> ")
+	fields := strings.Fields(lhs)
+	var match []string
+	prio := ""
+	for _, f := range fields[1:] {
+		switch {
+		case f == "default":
+			match = append(match, "(default)")
+		case strings.HasPrefix(f, "priority="):
+			prio = strings.TrimPrefix(f, "priority=")
+		default:
+			match = append(match, f)
+		}
+	}
+	return []string{shortName(e.Table), strings.Join(match, " "), prio, act}
+}
+
 func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	tables, err := fullNames(o.Names, idx.Tables(), "table")
 	if err != nil {
@@ -206,15 +248,36 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if err != nil {
 		return nil, err
 	}
-	rows := make(entryRows, 0, len(tes))
+	tr, terr := controller.NewTranslator(idx) // nil unless the p4ctl program runs
+	type decoded struct {
+		e  p4rt.Entry
+		ce *compiler.Entry
+	}
+	ds := make([]decoded, 0, len(tes))
 	for _, te := range tes {
 		e, err := idx.DecodeTableEntry(te)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, e)
+		d := decoded{e: e}
+		if terr == nil {
+			if ce, err := tr.Entry(te); err == nil {
+				d.ce = &ce
+			}
+		}
+		ds = append(ds, d)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Table < rows[j].Table })
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].e.Table < ds[j].e.Table })
+	rows := entryRows{entries: make([]p4rt.Entry, len(ds))}
+	if terr == nil {
+		rows.program = make([]*compiler.Entry, len(ds))
+	}
+	for i, d := range ds {
+		rows.entries[i] = d.e
+		if rows.program != nil {
+			rows.program[i] = d.ce
+		}
+	}
 	return rows, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,6 +54,11 @@ Prints RTT percentiles, SLA accounting per class and routing shares; --csv and
 the server measured (queue, drawn and spent execution, delay), recorded with
 each request (server_*_ms), so a testbed can tell the emulated latency from
 its own overhead (mininet/README.md).
+
+Requests leave with region id 255 (wire.NoRegion), which every p4ctl switch
+overwrites: answers still carrying it reached a server directly and are
+reported as unrouted, apart from the routing shares. loadgen exits 1 when
+nothing answered at all. --csv and --json paths are checked before the run.
 
 Rates above 50000 req/s, runs over 1 h and more than 2 million requests per run
 are refused.`,
@@ -116,11 +122,15 @@ func (o *loadgenOptions) Validate() error {
 	if err := o.cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	return nil
+	if err := checkOutputFile("--csv", o.CSVFile); err != nil {
+		return err
+	}
+	return checkOutputFile("--json", o.JSONFile)
 }
 
 // Run generates the load and prints the summary.
 func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
+	clearBar := func() {}
 	if !o.NoProgress {
 		if bar := newProgressBar(s.Err, "loadgen"); bar != nil {
 			bar.ChangeMax(int(o.cfg.Duration / time.Millisecond))
@@ -128,10 +138,17 @@ func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 				bar.Describe(fmt.Sprintf("loadgen: %d sent, %d answered", p.Sent, p.Done))
 				_ = bar.Set(int(min(p.Elapsed, p.Duration) / time.Millisecond))
 			}
-			defer func() { _ = bar.Finish() }()
+			// The bar is cleared before anything else is printed, so the
+			// report starts on a clean line.
+			clearBar = sync.OnceFunc(func() {
+				_ = bar.Finish()
+				_ = bar.Clear()
+			})
+			defer clearBar()
 		}
 	}
 	res, err := loadgen.Run(ctx, o.cfg)
+	clearBar()
 	if err != nil && res == nil {
 		return err
 	}
@@ -145,10 +162,20 @@ func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 			return werr
 		}
 	}
-	if perr := output.Print(s.Out, o.format, res.Summary()); perr != nil {
+	sum := res.Summary()
+	if perr := output.Print(s.Out, o.format, sum); perr != nil {
 		return perr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if sum.Sent > 0 && sum.Replied+sum.Nacked == 0 {
+		return fmt.Errorf("no answer from %s to any of %d requests: is a p4ctl switch (or p4ctl serve) there, and does its reply reach %s?", o.cfg.Target, sum.Sent, sum.Local)
+	}
+	if sum.Unrouted > 0 && o.format != output.Table {
+		fmt.Fprintf(s.Err, "warning: %d of %d answers carry no region: no p4ctl switch stamped their header\n", sum.Unrouted, sum.Replied+sum.Nacked)
+	}
+	return nil
 }
 
 // writeFile creates path and writes it with fn, reporting either failure.

@@ -95,14 +95,20 @@ func TestServeAndLoadgen(t *testing.T) {
 		t.Fatalf("loadgen exited %d: %s", code, errb.String())
 	}
 	var sum struct {
-		Sent, Replied int
-		Servers       []struct{ Key, N int }
+		Sent, Replied, Unrouted int
+		Regions                 []struct{ Key, N int }
+		Servers                 []struct{ Key, N int }
 	}
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("summary %q: %v", out.String(), err)
 	}
 	if sum.Sent < 20 || sum.Replied != sum.Sent || len(sum.Servers) != 1 || sum.Servers[0].Key != 3 {
 		t.Errorf("summary %+v", sum)
+	}
+	// No switch in between: nothing stamped a region, and the report says so
+	// instead of crediting region 0 with 100 % (issue 15 item 13).
+	if sum.Unrouted != sum.Replied || len(sum.Regions) != 0 || !strings.Contains(errb.String(), "no p4ctl switch stamped") {
+		t.Errorf("unrouted %d of %d, regions %+v, stderr %q", sum.Unrouted, sum.Replied, sum.Regions, errb.String())
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "r.csv"))
 	if err != nil || strings.Count(string(csv), "\n") != sum.Sent+1 {

@@ -118,7 +118,10 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 	}
 	_ = feed.Refresh(ctx) // live sources: fetch now (errors are per zone; PlanAt reports missing data)
 	src := feed.Source
-	at := o.hourFlags.resolve(o.cfg, src, o.now())
+	at, err := o.hourFlags.resolve(o.cfg, src, o.now())
+	if err != nil {
+		return err
+	}
 	st, err := compiler.PlanAt(o.cfg, src, at, o.cfg.Carbon.Source == config.SourceOffline, uint8(o.Epoch), o.policy)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)

@@ -8,13 +8,17 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage.
+// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage; diff, as
+// kubectl diff, keeps 1 for drift alone and exits exitDiffError on any
+// other error, so a script can tell drift from failure.
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitDiffError = 3
 )
 
 // streams are the command's output streams (tests pass buffers).
@@ -42,6 +46,15 @@ type exitCodeError struct {
 }
 
 func (e exitCodeError) Error() string { return e.msg }
+
+// codedError is an error that exits with code (printed as any error).
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e codedError) Error() string { return e.err.Error() }
+func (e codedError) Unwrap() error { return e.err }
 
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
@@ -75,7 +88,54 @@ evaluations behind them.`,
 		newServeCmd(s),
 		newLoadgenCmd(s),
 	)
+	registerCompletions(root)
 	return root
+}
+
+// flagValues are the values shell completion offers for flags that take
+// one of a fixed set, by flag name and, where commands differ, by command
+// path ("" = any command).
+var flagValues = map[string]map[string][]string{
+	"output":        {"": {"table", "json", "yaml"}},
+	"policy":        {"p4ctl plan": {"A", "B", "C", "C+", "D", "C-cap"}, "p4ctl sim micro": {"random", "p2c", "jsw", "hash", "migrate", "jbsq", "jsq", "jiq"}, "p4ctl sim serverless": {"late", "early", "early-random", "early-exec", "pathfinder"}},
+	"log-format":    {"": {"text", "json"}},
+	"log-level":     {"": {"debug", "info", "warn", "error"}},
+	"action":        {"": {"verify", "verify-and-save", "verify-and-commit", "commit", "reconcile-and-commit"}},
+	"mode":          {"p4ctl serve": {"sleep", "busy"}},
+	"metric":        {"": {"lca", "direct"}},
+	"fill":          {"": {"none", "previous", "linear"}},
+	"cold-missing":  {"": {"exclude", "warm"}},
+	"latency-model": {"": {"p95", "sampled"}},
+	"service":       {"": {"fixed", "exp", "bimodal", "lognormal"}},
+	"arrival-kind":  {"": {"h2", "gamma"}},
+	"ttl-mode":      {"": {"silence", "credit"}},
+	"dist":          {"": {"azure", "zipf", "powerlaw"}},
+}
+
+// registerCompletions gives every flag in flagValues its completion, on
+// the command that defines it (persistent flags once, on their group).
+func registerCompletions(c *cobra.Command) {
+	register := func(f *pflag.Flag) {
+		byCmd, ok := flagValues[f.Name]
+		if !ok || f.Hidden {
+			return
+		}
+		vals, ok := byCmd[c.CommandPath()]
+		if !ok {
+			vals, ok = byCmd[""]
+		}
+		if !ok {
+			return
+		}
+		_ = c.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	c.LocalNonPersistentFlags().VisitAll(register)
+	c.PersistentFlags().VisitAll(register)
+	for _, sc := range c.Commands() {
+		registerCompletions(sc)
+	}
 }
 
 // run executes p4ctl with args and returns the process exit code.
@@ -87,6 +147,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	var ce codedError
+	var ue usageError
+	if errors.As(err, &ce) && !errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "error:", err)
+		return ce.code
+	}
 	var ec exitCodeError
 	if errors.As(err, &ec) {
 		if ec.msg != "" {
@@ -95,7 +161,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ec.code
 	}
 	fmt.Fprintln(stderr, "error:", err)
-	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
 		strings.HasPrefix(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "requires ") {
 		return exitUsage

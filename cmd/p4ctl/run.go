@@ -86,7 +86,7 @@ p4ctl_drift_repairs_total.`,
 	}
 	f := cmd.Flags()
 	o.configFlag.add(f)
-	o.conn.add(f, "", 0, "election id (low 64 bits) for every target, before --replica is added (0 = each target's configured id, at least 1)")
+	o.conn.add(f, "", 0, "election id for every target, before --replica is added (0 = each target's configured id, at least 1)")
 	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
 	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
@@ -114,6 +114,20 @@ func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
+
+// replicaElection is a replica's election id: the configured one (at least
+// 1) plus the replica ordinal, carried into the high word on overflow.
+func replicaElection(id p4rt.ElectionID, replica int) p4rt.ElectionID {
+	if id.IsZero() {
+		id = p4rt.Election(1)
+	}
+	lo := id.Low + uint64(replica)
+	if lo < id.Low {
+		id.High++
+	}
+	id.Low = lo
+	return id
+}
 
 // Validate checks the flags, resolves targets, election ids and the clock.
 func (o *runOptions) Validate() error {
@@ -152,8 +166,7 @@ func (o *runOptions) Validate() error {
 		return err
 	}
 	for i := range targets {
-		id := max(targets[i].ElectionID.Low, 1)
-		targets[i].ElectionID = p4rt.Election(id + uint64(o.Replica))
+		targets[i].ElectionID = replicaElection(targets[i].ElectionID, o.Replica)
 	}
 	if o.P4Info != "" {
 		pc, err := p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, 0)
@@ -257,7 +270,10 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	}
 	mode := "real time"
 	if o.schedule.Replay {
-		mode = fmt.Sprintf("replay from %s, %d hours (0 = without end)", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+		mode = fmt.Sprintf("replay from %s for %d hours", o.schedule.Start.Format(time.RFC3339), o.schedule.Hours)
+		if o.schedule.Hours == 0 {
+			mode = fmt.Sprintf("replay from %s without end", o.schedule.Start.Format(time.RFC3339))
+		}
 	}
 	for _, p := range o.tuned {
 		log.Info("pool bound from tune", "region", p.Region, "bound", p.Bound, "violation_rate", p.Violation, "target", p.Target,

@@ -156,6 +156,9 @@ func (r *runFlags) validate() error {
 	if r.seed == 0 {
 		return usageErrorf("--seed must be ≥ 1")
 	}
+	if !r.noPlots {
+		return checkOutputDir("--out-dir", r.outDir)
+	}
 	return nil
 }
 
@@ -175,8 +178,16 @@ func writeResult(s *streams, r *runFlags, res micro.Plotter) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "plots: %s\n", strings.Join(files, ", "))
+	printPlots(s, files)
 	return nil
+}
+
+// printPlots names the plot files written, on stderr (every command that
+// plots: stdout stays the result, so -o json stays parseable).
+func printPlots(s *streams, files []string) {
+	if len(files) > 0 {
+		fmt.Fprintf(s.Err, "plots: %s\n", strings.Join(files, ", "))
+	}
 }
 
 // simMicroOptions is `p4ctl sim micro`.
@@ -222,7 +233,13 @@ The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
   p4ctl sim micro e3 --quick -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
-		Args: cobra.ExactArgs(1),
+		ValidArgs: microExperiments,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 { // as a group without a subcommand (decision 24)
+				return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(microExperiments, ", "), c.CommandPath())
+			}
+			return nil
+		},
 		RunE: runE(o, s),
 	}
 	fs := cmd.Flags()

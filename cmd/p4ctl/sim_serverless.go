@@ -200,6 +200,9 @@ func (o *simServerlessOptions) Validate() error {
 	if err := o.cfg.Validate(); err != nil {
 		return usageErrorf("%w", err)
 	}
+	if !o.noPlots && !o.planOnly {
+		return checkOutputDir("--out-dir", o.outDir)
+	}
 	return nil
 }
 
@@ -216,6 +219,7 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 	defer done()
 	o.cfg.Progress = progress
 	res, err := serverless.RunExperiment(ctx, o.cfg)
+	done() // the bar is gone before anything is printed
 	if err != nil {
 		return err
 	}
@@ -226,7 +230,11 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		res.Plots = files
 	}
-	return output.Print(s.Out, o.format, res)
+	if err := output.Print(s.Out, o.format, res); err != nil {
+		return err
+	}
+	printPlots(s, res.Plots)
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

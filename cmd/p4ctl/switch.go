@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -89,6 +91,22 @@ func (o *switchOptions) Validate() error {
 	}
 	if o.NoP4 && o.p4info != nil {
 		return usageErrorf("--no-p4 and --p4info are exclusive")
+	}
+	// The files are read now, so that nothing is announced (or served)
+	// with TLS flags that cannot work.
+	if o.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
+			return fmt.Errorf("--tls-cert %s / --tls-key %s: %w", o.TLSCert, o.TLSKey, err)
+		}
+	}
+	if o.TLSClientCA != "" {
+		b, err := os.ReadFile(o.TLSClientCA)
+		if err != nil {
+			return fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return fmt.Errorf("--tls-client-ca %s: no PEM certificate in it", o.TLSClientCA)
+		}
 	}
 	return nil
 }

@@ -76,3 +76,20 @@ func TestSwitchServes(t *testing.T) {
 		t.Fatalf("stderr %q", errb.String())
 	}
 }
+
+// TLS files that cannot be read fail before the switch announces itself
+// (issue 15 item 11).
+func TestSwitchTLSFlagsCheckedFirst(t *testing.T) {
+	for _, args := range [][]string{
+		{"switch", "--grpc-addr", "127.0.0.1:0", "--tls-cert", "/nope.pem", "--tls-key", "/nope.pem"},
+		{"switch", "--grpc-addr", "127.0.0.1:0", "--tls-cert", "/nope.pem", "--tls-key", "/nope.pem", "--tls-client-ca", "/nope-ca.pem"},
+	} {
+		code, out, errs := p4ctl(t, args...)
+		if code == exitOK || !strings.Contains(errs, "/nope.pem") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		if strings.Contains(out+errs, "P4Runtime on") || strings.Contains(out+errs, "program loaded") {
+			t.Errorf("%v: announced before failing: %q", args, errs)
+		}
+	}
+}

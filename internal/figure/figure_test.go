@@ -1,6 +1,8 @@
 package figure
 
 import (
+	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,38 +11,114 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
+// Source wraps a data source into title lines and never cuts it: the
+// provenance a title names is there whole (issue 15 item 22: titles cut at
+// "provenance in …").
 func TestSource(t *testing.T) {
 	long := "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
 	cases := []struct{ in, want string }{
 		{"synthetic model (seed 1), not measured data; parameters derived from …", "synthetic model (seed 1), not measured data"},
 		{"short", "short"},
-		// The ';' inside the parentheses does not end the source, and the
-		// parenthesis is never left open.
-		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12\nzones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in …"},
+		// The ';' inside the parentheses does not end the source.
+		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12\nzones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in\n/work/shared/data/carbon/PROVENANCE.md"},
 		{strings.Repeat("word ", 60) + "(open paren and more words", ""},
 	}
 	for _, c := range cases {
 		got := Source(c.in)
-		lines := strings.Split(got, "\n")
-		if len(lines) > 2 {
-			t.Errorf("Source(%.40q): %d lines", c.in, len(lines))
-		}
-		for _, l := range lines {
-			if len([]rune(l)) > SourceWidth+2 {
+		for _, l := range strings.Split(got, "\n") {
+			if len([]rune(l)) > SourceWidth {
 				t.Errorf("Source(%.40q): line of %d characters", c.in, len([]rune(l)))
 			}
 		}
-		if strings.Count(got, "(") != strings.Count(got, ")") {
-			t.Errorf("Source(%.40q) = %q: unbalanced parentheses", c.in, got)
+		if strings.Contains(got, "…") && !strings.Contains(c.in, "…") {
+			t.Errorf("Source(%.40q) = %q: cut", c.in, got)
 		}
 		if c.want != "" && got != c.want {
 			t.Errorf("Source(%.40q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if got := Source(cases[3].in); !strings.HasSuffix(got, " …") {
-		t.Errorf("cut source %q does not say so", got)
+	if got := Source(cases[3].in); strings.Join(strings.Fields(got), " ") != strings.TrimSpace(cases[3].in) {
+		t.Errorf("words lost: %q", got)
+	}
+}
+
+// Region colours are keyed by catalog index and far apart for the eye:
+// every pair at least ΔE*ab 20 (issue 15 item 21: indistinguishable greens).
+func TestRegionColors(t *testing.T) {
+	for i := range RegionColors {
+		if RegionColor(i) != RegionColor(i+RegionColors) {
+			t.Errorf("colour %d does not wrap", i)
+		}
+		for j := range i {
+			if d := deltaE(RegionColor(i), RegionColor(j)); d < 20 {
+				t.Errorf("regions %d and %d: ΔE %.1f < 20", i, j, d)
+			}
+		}
+	}
+}
+
+// deltaE is the CIE76 colour difference of two sRGB colours.
+func deltaE(a, b color.Color) float64 {
+	la, lb := lab(a), lab(b)
+	return math.Sqrt((la[0]-lb[0])*(la[0]-lb[0]) + (la[1]-lb[1])*(la[1]-lb[1]) + (la[2]-lb[2])*(la[2]-lb[2]))
+}
+
+func lab(c color.Color) [3]float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		x := float64(v) / 0xffff
+		if x > 0.04045 {
+			return math.Pow((x+0.055)/1.055, 2.4)
+		}
+		return x / 12.92
+	}
+	R, G, B := lin(r), lin(g), lin(b)
+	x := (R*0.4124 + G*0.3576 + B*0.1805) / 0.95047
+	y := R*0.2126 + G*0.7152 + B*0.0722
+	z := (R*0.0193 + G*0.1192 + B*0.9505) / 1.08883
+	f := func(t float64) float64 {
+		if t > 0.008856 {
+			return math.Cbrt(t)
+		}
+		return 7.787*t + 16.0/116
+	}
+	return [3]float64{116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))}
+}
+
+// A legend is drawn in its own column right of the data area, never on it
+// (decision 23; issue 15 item 20).
+func TestLegendBesideData(t *testing.T) {
+	p := plot.New()
+	p.Title.Text = "title"
+	l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(l)
+	p.Legend.Add("series-a", l)
+	p.Legend.Add("series-b", l)
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	rec := &recorder.Canvas{}
+	c := draw.NewCanvas(rec, 7*vg.Inch, 4*vg.Inch)
+	layOut(p, &legend, layout{}, c)
+	right := legend.Rectangle(c).Size().X + LegendGap
+	data := p.DataCanvas(draw.Crop(c, 0, -right, 0, 0))
+	found := 0
+	for _, a := range rec.Actions {
+		if fs, ok := a.(*recorder.FillString); ok && strings.HasPrefix(fs.String, "series-") {
+			found++
+			if fs.Point.X < data.Max.X {
+				t.Errorf("legend text %q at x=%v, inside the data area (which ends at %v)", fs.String, fs.Point.X, data.Max.X)
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("%d legend entries drawn, want 2", found)
 	}
 }
 

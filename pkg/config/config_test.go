@@ -169,6 +169,7 @@ func TestParseRejects(t *testing.T) {
 		{"hex integer", "    id: 2\n", "    id: 0x2\n", "id: 0x2", "want a decimal integer"},
 		{"list expected", "    prefixes: [10.20.0.0/16]\n", "    prefixes: 10.20.0.0/16\n", "prefixes: 10.20.0.0/16", "want a list"},
 		{"duration", "source: offline", "source: offline\n  staleness_bound: 3 hours", "3 hours", "bad duration \"3 hours\""},
+		{"replay start layout", "source: offline\n", "source: offline\nschedule:\n  mode: replay\n  replay:\n    start: 2022-01-10 00:00\n", "start: 2022", "schedule.replay.start: \"2022-01-10 00:00\" is not an RFC 3339 time: want e.g. 2022-01-10T00:00:00Z"}, // no Go layout (issue 15 item 19)
 		{"replay needs start", "source: offline\n", "source: offline\nschedule:\n  mode: replay\n", "schedule:", "schedule.replay: required for mode replay"},
 		{"duplicate route", "    - {prefix: 0.0.0.0/0, drop: true}\n", "    - {prefix: 0.0.0.0/0, drop: true}\n    - {prefix: 0.0.0.0/0, port: 3}\n", "port: 3", "duplicate prefix 0.0.0.0/0 (also routes.l3[0])"},
 		{"syntax", "  name: C\n", "  name: [C\n", "name: [C", "invalid YAML"},

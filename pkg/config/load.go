@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
@@ -234,6 +235,8 @@ func resolveAlias(n *yamlv3.Node) *yamlv3.Node {
 
 var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 
+var timeType = reflect.TypeFor[time.Time]()
+
 // yaml11Bools are plain scalars YAML 1.1 (and so sigs.k8s.io/yaml) reads as
 // booleans, although YAML 1.2 reads them as strings.
 var yaml11Bools = map[string]bool{
@@ -291,6 +294,10 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 		}
 		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if err := v.UnmarshalText([]byte(n.Value)); err != nil {
+			if t == timeType { // not Go's reference layout (issue 15)
+				report(n, path, fmt.Sprintf("%q is not an RFC 3339 time: want e.g. 2022-01-10T00:00:00Z", n.Value))
+				return
+			}
 			report(n, path, err.Error())
 		}
 		return

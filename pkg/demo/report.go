@@ -2,6 +2,7 @@ package demo
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"sort"
 	"strings"
@@ -135,9 +136,6 @@ func WriteTotals(w io.Writer, r *Result) error {
 	} else {
 		fmt.Fprintf(w, "  MISMATCH: counters equal in every hour: %v; requests whose header region differs from the prediction: %d\n", t.CountersMatch, t.HeaderMismatches)
 	}
-	for _, p := range r.Plots {
-		fmt.Fprintf(w, "plot: %s\n", p)
-	}
 	_, err := fmt.Fprintf(w, "wall time: %.1fs\n", r.WallSeconds)
 	return err
 }
@@ -208,7 +206,6 @@ func intensityPlot(r *Result, src string) (*plot.Plot, error) {
 		p.Add(line, pts)
 		p.Legend.Add(l.name, line, pts)
 	}
-	p.Legend.Top = false // the lines run high; the bottom right is free
 	p.Add(plotter.NewGrid())
 	p.Y.Min = 0
 	p.X.Tick.Marker = figure.IntTicks{Max: 24} // whole hours
@@ -221,11 +218,14 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 	p.Title.Text = "Requests per region per hour, read back from the switch (region_routed)\n" + src
 	p.X.Label.Text = "hour (UTC) from " + r.Start.Format("2006-01-02 15:04Z")
 	p.Y.Label.Text = "requests"
-	// Regions in catalog order, only those that got traffic.
+	// Regions in catalog order, only those that got traffic, each in its
+	// catalog colour (the same in every plot).
 	var names []string
-	for _, reg := range regions.Catalog() {
+	var cols []color.Color
+	for i, reg := range regions.Catalog() {
 		if r.Totals.Routed[reg.ID] > 0 {
 			names = append(names, reg.ID)
+			cols = append(cols, figure.RegionColor(i))
 		}
 	}
 	values := make([]plotter.Values, len(names))
@@ -235,7 +235,7 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 			values[k][i] = float64(h.Routed[name])
 		}
 	}
-	if err := figure.StackBars(p, vg.Points(14), names, values); err != nil {
+	if err := figure.StackBars(p, vg.Points(14), names, cols, values); err != nil {
 		return nil, err
 	}
 	labels := make([]string, len(r.Hours))
@@ -247,9 +247,7 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 	p.NominalX(labels...)
 	p.X.Label.Text = "hour (UTC) of " + r.Start.Format("2006-01-02") + " onward"
 	p.Y.Tick.Marker = figure.Ticks{}
-	p.Legend.Top = true
-	// Room for the legend right of the bars: about a fifth of the width.
 	n := float64(len(r.Hours))
-	p.X.Min, p.X.Max = -0.7, n-0.3+max(1.5, 0.25*n)
+	p.X.Min, p.X.Max = -0.7, n-0.3
 	return p, nil
 }

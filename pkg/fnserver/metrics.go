@@ -30,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer, id uint16) (*Metrics, error) {
 			Help: "Requests accepted, by exec class.", ConstLabels: labels}, []string{"exec_class"}),
 		replies: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "p4ctl_serve", Name: "replies_total",
 			Help: "Replies sent.", ConstLabels: labels}),
-		badHeader: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "p4ctl_serve", Name: "badHeadertotal",
+		badHeader: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "p4ctl_serve", Name: "malformed_total",
 			Help: "Datagrams without a valid p4ctl header.", ConstLabels: labels}),
 		notRequest: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "p4ctl_serve", Name: "unexpected_total",
 			Help: "Valid p4ctl datagrams that are not requests.", ConstLabels: labels}),

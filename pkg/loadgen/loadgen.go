@@ -292,6 +292,7 @@ func (r *runner) send(ctx context.Context) error {
 		}
 		id := r.cfg.FirstID + uint32(i)
 		h := wire.NewRequest(id, slas.draw(rng), execs.draw(rng))
+		h.Region = wire.NoRegion // a switch overwrites it: a reply still carrying it was not routed
 		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, &wire.Layer{Header: h}, payload); err != nil {
 			return fmt.Errorf("loadgen: encode request %d: %w", id, err)
 		}

@@ -342,3 +342,27 @@ func FuzzParseMix(f *testing.F) {
 		}
 	})
 }
+
+// Answers whose region is still the NoRegion loadgen sent were not routed
+// by a switch: counted apart, out of the shares, and the report says so
+// (issue 15 item 13).
+func TestSummarizeUnrouted(t *testing.T) {
+	recs := records()
+	for i := range recs {
+		if recs[i].Outcome == OK || recs[i].Outcome == Nack {
+			recs[i].Region = wire.NoRegion
+		}
+	}
+	recs[0].Region = 5
+	s := Summarize(recs, time.Second, 1)
+	if s.Unrouted != 4 || len(s.Regions) != 1 || s.Share(5) != 100 {
+		t.Errorf("unrouted %d, regions %+v", s.Unrouted, s.Regions)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "4 of 5 answers carry no region: no p4ctl switch stamped their header") {
+		t.Errorf("report lacks the warning:\n%s", buf.String())
+	}
+}

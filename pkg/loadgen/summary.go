@@ -102,7 +102,13 @@ type Summary struct {
 	SLAMetPct float64        `json:"sla_met_pct"`
 	Classes   []ClassSummary `json:"classes"`
 
-	// Routing shares over answered requests (replies and nacks).
+	// Unrouted counts answered requests whose header no switch stamped
+	// (their region is still wire.NoRegion, as sent): the target was a
+	// server, not a service address behind a p4ctl switch. They are left
+	// out of the routing shares.
+	Unrouted int `json:"unrouted,omitempty"`
+
+	// Routing shares over answered, routed requests (replies and nacks).
 	Regions []Count        `json:"regions"`
 	Servers []Count        `json:"servers"` // share of replies
 	Sites   []Count        `json:"sites"`
@@ -154,7 +160,9 @@ func Summarize(records []Record, elapsed time.Duration, slaScale float64) *Summa
 		case SendError:
 			s.SendErrors++
 		}
-		if r.Outcome == OK || r.Outcome == Nack {
+		if (r.Outcome == OK || r.Outcome == Nack) && r.Region == wire.NoRegion {
+			s.Unrouted++
+		} else if r.Outcome == OK || r.Outcome == Nack {
 			answered++
 			regionsN[int(r.Region)]++
 			sitesN[int(r.Site)]++
@@ -228,7 +236,15 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "sent %d in %.2fs (%.1f req/s%s); replied %d (%.1f/s), nacked %d, timed out %d, send errors %d, unmatched %d, malformed %d\n",
 		s.Sent, s.ElapsedS, s.SendRate, offered, s.Replied, s.ReplyRate, s.Nacked, s.TimedOut, s.SendErrors, s.Unmatched, s.Malformed)
-	fmt.Fprintf(w, "SLA met %d of %d (%.2f %%)%s; late %d\n\n", s.SLAMet, s.Sent, s.SLAMetPct, scale, s.SLALate)
+	fmt.Fprintf(w, "SLA met %d of %d (%.2f %%)%s; late %d\n", s.SLAMet, s.Sent, s.SLAMetPct, scale, s.SLALate)
+	if s.Sent > 0 && s.Replied+s.Nacked == 0 {
+		fmt.Fprintf(w, "warning: nothing answered any of the %d requests (is anything listening at %s?)\n", s.Sent, s.Target)
+	}
+	if s.Unrouted > 0 {
+		fmt.Fprintf(w, "warning: %d of %d answers carry no region: no p4ctl switch stamped their header (the target answered directly; send to the service address behind a switch)\n",
+			s.Unrouted, s.Replied+s.Nacked)
+	}
+	fmt.Fprintln(w)
 	rows := [][]string{{"all", "-", strconv.Itoa(s.Sent), strconv.Itoa(s.SLAMet), f(s.SLAMetPct), f(s.RTT.P50), f(s.RTT.P95), f(s.RTT.P99), f(s.RTT.P999), f(s.RTT.Max)}}
 	for _, c := range s.Classes {
 		rows = append(rows, []string{strconv.Itoa(int(c.SLAms)), f(c.BudgetMs), strconv.Itoa(c.Sent), strconv.Itoa(c.Met), f(c.MetPct),

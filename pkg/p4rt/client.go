@@ -2,7 +2,6 @@ package p4rt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -137,7 +136,8 @@ type options struct {
 	streamBuffer  int
 }
 
-// WithDeviceID sets the P4Runtime device id (default 1).
+// WithDeviceID sets the P4Runtime device id (default 1; 0 is a valid id,
+// simple_switch_grpc's default).
 func WithDeviceID(id uint64) Option { return func(o *options) { o.deviceID = id } }
 
 // WithElectionID sets the election id used for arbitration and writes
@@ -285,9 +285,6 @@ func NewClient(conn *grpc.ClientConn, opts ...Option) (*Client, error) {
 func newClient(conn *grpc.ClientConn, o options) (*Client, error) {
 	if o.batchSize <= 0 {
 		return nil, fmt.Errorf("p4rt: batch size %d must be positive", o.batchSize)
-	}
-	if o.deviceID == 0 {
-		return nil, errors.New("p4rt: device id 0 is invalid (P4Runtime ids are non-zero)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{conn: conn, rpc: p4v1.NewP4RuntimeClient(conn), opts: o, ctx: ctx, cancel: cancel,

@@ -16,7 +16,7 @@ const DefaultAddress = "127.0.0.1:9559"
 // form (`p4ctl get --switch ADDR --device-id N --election-id N --ca ...`).
 type Endpoint struct {
 	Address    string        // host:port; default DefaultAddress
-	DeviceID   uint64        // default 1
+	DeviceID   uint64        // sent as is: 0 is a valid id (simple_switch_grpc's default)
 	ElectionID ElectionID    // zero: read-only backup
 	Role       string        // default role when empty
 	TLS        *TLSOptions   // nil: plaintext (loopback only unless Insecure)
@@ -26,10 +26,7 @@ type Endpoint struct {
 
 // Options returns the client options of the endpoint (without Address).
 func (e Endpoint) Options() []Option {
-	var opts []Option
-	if e.DeviceID != 0 {
-		opts = append(opts, WithDeviceID(e.DeviceID))
-	}
+	opts := []Option{WithDeviceID(e.DeviceID)}
 	if !e.ElectionID.IsZero() {
 		opts = append(opts, WithElectionID(e.ElectionID))
 	}
@@ -57,18 +54,21 @@ func (e Endpoint) Dial(extra ...Option) (*Client, error) {
 	return Dial(addr, append(e.Options(), extra...)...)
 }
 
-// ParseElectionID parses an election id: decimal (up to 2^128-1), 0x-hex,
-// or "high:low" with two 64-bit numbers. "" and "0" are the unset id.
+// ParseElectionID parses an election id: decimal (up to 2^128-1, so a
+// number below 2^64 is the low word), 0x-hex, or "HIGH,LOW" (as
+// p4runtime-shell spells it; its default 1,0 is high word 1) or "HIGH:LOW"
+// with two 64-bit numbers. "" and "0" are the unset id.
 func ParseElectionID(s string) (ElectionID, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return ElectionID{}, nil
 	}
-	if hi, lo, ok := strings.Cut(s, ":"); ok {
+	if i := strings.IndexAny(s, ",:"); i >= 0 {
+		hi, lo := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
 		h, err1 := strconv.ParseUint(hi, 0, 64)
 		l, err2 := strconv.ParseUint(lo, 0, 64)
 		if err1 != nil || err2 != nil {
-			return ElectionID{}, fmt.Errorf("election id %q: want HIGH:LOW with two 64-bit numbers", s)
+			return ElectionID{}, fmt.Errorf("election id %q: want HIGH,LOW with two 64-bit numbers (p4runtime-shell's form), or one number", s)
 		}
 		return ElectionID{High: h, Low: l}, nil
 	}

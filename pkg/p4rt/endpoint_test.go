@@ -51,3 +51,44 @@ func TestEndpointDial(t *testing.T) {
 		t.Fatal("plaintext Endpoint to a non-loopback address dialled")
 	}
 }
+
+// p4runtime-shell spells election ids HIGH,LOW (its default is 1,0: high
+// word 1); a plain number is the whole id, so a small one is the low word.
+func TestParseElectionIDShellForm(t *testing.T) {
+	for in, want := range map[string]p4rt.ElectionID{
+		"1,0":     {High: 1},
+		"0,1":     {Low: 1},
+		" 2 , 3 ": {High: 2, Low: 3},
+		"5":       {Low: 5},
+	} {
+		if got, err := p4rt.ParseElectionID(in); err != nil || got != want {
+			t.Errorf("ParseElectionID(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1,", ",1", "1,2,3", "a,b"} {
+		if _, err := p4rt.ParseElectionID(in); err == nil {
+			t.Errorf("ParseElectionID(%q) accepted", in)
+		}
+	}
+}
+
+// Device id 0 is a valid P4Runtime device id (simple_switch_grpc's
+// default): a client and an Endpoint use it as given, never as "unset".
+func TestDeviceIDZero(t *testing.T) {
+	c, err := p4rt.Dial("127.0.0.1:1", p4rt.WithDeviceID(0))
+	if err != nil {
+		t.Fatalf("dial with device id 0: %v", err)
+	}
+	defer c.Close()
+	if c.DeviceID() != 0 {
+		t.Fatalf("device id %d, want 0", c.DeviceID())
+	}
+	c2, err := p4rt.Endpoint{Address: "127.0.0.1:1", DeviceID: 0}.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if c2.DeviceID() != 0 {
+		t.Fatalf("Endpoint{DeviceID: 0} dialled device %d", c2.DeviceID())
+	}
+}

@@ -433,7 +433,23 @@ func LoadP4Info(path string) (*p4configv1.P4Info, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if EmptyP4Info(info) {
+		return nil, fmt.Errorf("%s: %w", path, ErrEmptyP4Info)
+	}
 	return info, nil
+}
+
+// ErrEmptyP4Info is LoadP4Info's error for a file that holds no tables,
+// actions, counters, meters, registers or externs (an empty file parses as
+// an empty P4Info): nothing a switch could run or a client could name.
+var ErrEmptyP4Info = errors.New("empty P4Info: no tables, actions, counters, meters, registers or externs (is it the file p4c wrote with --p4runtime-files?)")
+
+// EmptyP4Info reports whether info describes nothing: no tables, actions,
+// counters, meters, registers, digests or externs.
+func EmptyP4Info(info *p4configv1.P4Info) bool {
+	return len(info.GetTables())+len(info.GetActions())+len(info.GetCounters())+len(info.GetDirectCounters())+
+		len(info.GetMeters())+len(info.GetDirectMeters())+len(info.GetRegisters())+len(info.GetDigests())+
+		len(info.GetExterns())+len(info.GetActionProfiles())+len(info.GetValueSets()) == 0
 }
 
 // ParseP4Info decodes a P4Info in the format named by ext (".txt", ".json",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -132,5 +133,28 @@ func TestLoadP4Info(t *testing.T) {
 	}
 	if _, err := p4rt.LoadP4Info(filepath.Join(dir, "missing.txt")); err == nil {
 		t.Error("missing file accepted")
+	}
+}
+
+// An empty file parses as an empty P4Info; LoadP4Info refuses it rather
+// than letting a switch answer a push of nothing (issue 15 item 9).
+func TestLoadP4InfoEmpty(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"empty.txtpb", "empty.json", "blank.txt"} {
+		path := filepath.Join(dir, name)
+		body := ""
+		if name == "empty.json" {
+			body = "{}"
+		}
+		if name == "blank.txt" {
+			body = "\n# nothing\n"
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p4rt.LoadP4Info(path)
+		if !errors.Is(err, p4rt.ErrEmptyP4Info) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want ErrEmptyP4Info naming the file", name, err)
+		}
 	}
 }

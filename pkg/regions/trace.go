@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -116,6 +117,15 @@ const (
 // yearly-averages table) are skipped and listed by Skipped. Every zone must
 // be a catalog zone and appear in one file only; every error names file:line.
 func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("load traces: directory %s does not exist: %w", dir, err)
+	case err != nil:
+		return nil, fmt.Errorf("load traces: %w", err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("load traces: %s is a file, not a directory of *.csv files", dir)
+	}
 	paths, err := filepath.Glob(filepath.Join(dir, "*.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("load traces: %w", err)
@@ -267,9 +277,13 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 	if err != nil {
 		return err
 	}
-	local := map[string]*series{}
-	lastLine := map[string]int{}
-	var order []string
+	type row struct {
+		zone string
+		ts   time.Time
+		v    float64
+		line int
+	}
+	var rows []row
 	maxVal, firstLine := math.Inf(-1), 0
 	for {
 		rec, err := r.Read()
@@ -319,6 +333,29 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 			return fmt.Errorf("%s:%d: absurd intensity %v > %d gCO2eq/kWh (wrong units?)", name, line, v, MaxIntensity)
 		}
 		maxVal = math.Max(maxVal, v)
+		rows = append(rows, row{zone, ts, v, line})
+	}
+	// Order is diagnosed before gaps: two swapped rows would otherwise read
+	// as a gap (with advice to choose a fill policy, which then fails on
+	// the row that comes back).
+	latest, latestLine := map[string]time.Time{}, map[string]int{}
+	for _, r := range rows {
+		if last, ok := latest[r.zone]; ok {
+			switch {
+			case r.ts.Equal(last):
+				return fmt.Errorf("%s:%d: duplicate hour %s for zone %s (first at line %d)", name, r.line, r.ts.Format(time.RFC3339), r.zone, latestLine[r.zone])
+			case r.ts.Before(last):
+				return fmt.Errorf("%s:%d: unsorted: %s for zone %s comes after %s (line %d); sort the file by time (rows are read in order, never reordered)",
+					name, r.line, r.ts.Format(time.RFC3339), r.zone, last.Format(time.RFC3339), latestLine[r.zone])
+			}
+		}
+		latest[r.zone], latestLine[r.zone] = r.ts, r.line
+	}
+	local := map[string]*series{}
+	lastLine := map[string]int{}
+	var order []string
+	for _, r := range rows {
+		zone, ts, v, line := r.zone, r.ts, r.v, r.line
 		s := local[zone]
 		if s == nil {
 			if prev, dup := src.series[zone]; dup {

@@ -1,7 +1,10 @@
 package regions
 
 import (
+	"errors"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +75,8 @@ func TestTraceErrorsNameFileAndLine(t *testing.T) {
 		{"negative", normHdr + "2030-01-01T00:00:00Z,IE,-5\n", "t.csv:2: negative intensity"},
 		{"absurd", normHdr + "2030-01-01T00:00:00Z,IE,2500\n", "t.csv:2: absurd intensity 2500"},
 		{"duplicate", normHdr + "2030-01-01T00:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,300\n", "t.csv:4: duplicate hour 2030-01-01T01:00:00Z for zone IE (first at line 3)"},
-		{"unsorted", normHdr + "2030-01-01T00:00:00Z,IE,300\n2030-01-01T02:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,300\n", "t.csv:3: gap of 1 hours"},
+		{"unsorted", normHdr + "2030-01-01T00:00:00Z,IE,300\n2030-01-01T02:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,300\n", "t.csv:4: unsorted: 2030-01-01T01:00:00Z for zone IE comes after 2030-01-01T02:00:00Z (line 3); sort the file by time"}, // two swapped rows: unsorted, not a gap (issue 15 item 6)
+		{"swapped, filled", normHdr + "2030-01-01T00:00:00Z,IE,300\n2030-01-01T02:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,300\n2030-01-01T03:00:00Z,IE,300\n", "t.csv:4: unsorted"},
 		{"unsorted, filled", normHdr + "2030-01-01T01:00:00Z,IE,300\n2030-01-01T02:00:00Z,IE,300\n2030-01-01T00:00:00Z,IE,300\n", "t.csv:4: unsorted: 2030-01-01T00:00:00Z for zone IE comes after 2030-01-01T02:00:00Z (line 3)"},
 		{"gap", normHdr + "2030-01-01T00:00:00Z,IE,300\n2030-01-01T03:00:00Z,IE,300\n", "t.csv:3: gap of 2 hours for zone IE before 2030-01-01T03:00:00Z (previous line 2)"},
 		{"short row", normHdr + "2030-01-01T00:00:00Z,IE\n", "t.csv:2: 2 fields, want at least 3"},
@@ -86,7 +90,7 @@ func TestTraceErrorsNameFileAndLine(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := LoadOptions{}
-			if c.name == "unsorted, filled" {
+			if strings.HasSuffix(c.name, ", filled") {
 				o.Fill = FillPrevious
 			}
 			_, err := ParseTraces("t.csv", []byte(c.data), o)
@@ -207,4 +211,14 @@ func FuzzParseTraces(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A directory that does not exist is named as such, not as one without
+// *.csv files (issue 15 item 7).
+func TestLoadTracesMissingDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	_, err := LoadTraces(dir, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "directory "+dir+" does not exist") || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("LoadTraces(%s): %v", dir, err)
+	}
 }

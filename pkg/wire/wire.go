@@ -26,6 +26,11 @@ const Version = 1
 // from a remote region): the switch forwards it without releasing a slot.
 const NoServer = 0xFFFF
 
+// NoRegion is the region id p4ctl loadgen writes into its requests: a
+// p4ctl switch always overwrites a request's region id (0–31), so a reply
+// still carrying NoRegion reached a server without passing a switch.
+const NoRegion uint8 = 0xFF
+
 // MsgType is the 4-bit message type.
 type MsgType uint8
 

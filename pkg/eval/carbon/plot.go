@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/p4ctl/p4ctl/internal/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -24,8 +26,8 @@ import (
 func WritePlots(r *Result, dir string) ([]string, error) {
 	src := figure.Source(r.CarbonSource)
 	var files []string
-	save := func(p *plot.Plot, name string, w, h vg.Length) error {
-		fs, err := figure.Save(p, dir, name, w, h)
+	save := func(p *plot.Plot, name string, w, h vg.Length, opts ...figure.Option) error {
+		fs, err := figure.Save(p, dir, name, w, h, opts...)
 		files = append(files, fs...)
 		return err
 	}
@@ -51,8 +53,8 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		}
 	}
 	if r.table != nil {
-		p := heatmap(r, src)
-		if err := save(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch); err != nil {
+		p, bar := heatmap(r, src)
+		if err := save(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
 			return nil, err
 		}
 	}
@@ -70,54 +72,120 @@ func classesOf(r *Result) []string {
 func newPlot(title, src string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title + "\n" + src
-	p.Legend.Top = true
-	p.Legend.XOffs = -vg.Points(8) // keep the thumbnails inside the canvas
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
 
+// savingPoint is one policy's saving in one class, where it is drawn.
+type savingPoint struct {
+	X, Y float64
+	// Violates is true when some of the class's requests were routed to a
+	// region whose P95 exceeds their SLA: drawn hollow, as a saving that
+	// the SLA does not allow.
+	Violates bool
+}
+
+// savingSeries is one policy's line of the saving plot: the SLA classes at
+// 0, 1, … (each policy dodged sideways, so coinciding policies stay
+// visible) and the mixed workload apart at mixedX.
+type savingSeries struct {
+	Policy string
+	Points []savingPoint
+	Mixed  *savingPoint
+}
+
+// savingSeriesOf computes what the saving plot draws: per policy but A, its
+// points, dodged and marked when they violate the SLA.
+func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, mixedX float64) {
+	cls := classesOf(r)
+	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	pols := regions.Policies()[1:]
+	for k, pol := range pols {
+		dx := figure.Dodge(k, len(pols), 1)
+		s := savingSeries{Policy: pol.String()}
+		for i, c := range slas {
+			if row, ok := r.Find(pool, pol.String(), c); ok {
+				s.Points = append(s.Points, savingPoint{X: float64(i) + dx, Y: row.SavingPct, Violates: row.ViolationPct > 0})
+			}
+		}
+		if row, ok := r.Find(pool, pol.String(), "mixed"); ok {
+			s.Mixed = &savingPoint{X: mixedX + dx, Y: row.SavingPct, Violates: row.ViolationPct > 0}
+		}
+		series = append(series, s)
+	}
+	return series, slas, mixedX
+}
+
+// filledShapes are the marker shapes a policy may have: filled, so that a
+// white centre (hollow) can mark a point that violates the SLA.
+var filledShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
 // savingPlot draws the saving per SLA class as one line per policy; the
 // mixed workload is not a point on the SLA axis, so it stands apart, past a
-// dashed separator, as markers only.
+// dashed separator, as markers only. Points that violate the SLA are
+// hollow: a saving bought by breaking the SLA (B, D) is not one to compare.
 func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
-	p.X.Label.Text = "SLA class (ms)"
+	p.X.Label.Text = "SLA class (ms); hollow marker: that policy routes some requests beyond their SLA"
 	p.Y.Label.Text = "saving vs A (%)"
-	cls := classesOf(r)
-	slas, mixedX := cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	series, slas, mixedX := savingSeriesOf(r, pool)
 	var ticks []plot.Tick
 	for i, c := range slas {
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(append(ticks, plot.Tick{Value: mixedX, Label: "mixed"}))
 	ymax := 0.0
-	for k, pol := range regions.Policies()[1:] {
-		var pts plotter.XYs
-		for i, c := range slas {
-			if row, ok := r.Find(pool, pol.String(), c); ok {
-				pts = append(pts, plotter.XY{X: float64(i), Y: row.SavingPct})
-				ymax = math.Max(ymax, row.SavingPct)
+	marks := func(pts []savingPoint, col color.Color, shape draw.GlyphDrawer, radius vg.Length) error {
+		var all, hollow plotter.XYs
+		for _, pt := range pts {
+			all = append(all, plotter.XY{X: pt.X, Y: pt.Y})
+			if pt.Violates {
+				hollow = append(hollow, plotter.XY{X: pt.X, Y: pt.Y})
 			}
+			ymax = math.Max(ymax, pt.Y)
 		}
-		l, s, err := plotter.NewLinePoints(pts)
+		if len(all) == 0 {
+			return nil
+		}
+		m, err := plotter.NewScatter(all)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		m.Color, m.Shape, m.Radius = col, shape, radius
+		p.Add(m)
+		if len(hollow) > 0 {
+			h, err := plotter.NewScatter(hollow)
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			h.Color, h.Shape, h.Radius = color.White, shape, radius*0.55
+			p.Add(h)
+		}
+		return nil
+	}
+	for k, s := range series {
+		col := plotutil.Color(k)
+		shape := filledShapes[k%len(filledShapes)]
+		var pts plotter.XYs
+		for _, pt := range s.Points {
+			pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
+		}
+		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %w", err)
 		}
-		col := plotutil.Color(k)
-		l.Color, s.Color = col, col
-		l.Dashes = plotutil.Dashes(k)
-		s.Shape = plotutil.Shape(k)
-		p.Add(l, s)
-		p.Legend.Add(pol.String(), l, s)
-		if row, ok := r.Find(pool, pol.String(), "mixed"); ok {
-			m, err := plotter.NewScatter(plotter.XYs{{X: mixedX, Y: row.SavingPct}})
-			if err != nil {
-				return nil, fmt.Errorf("plots: %w", err)
-			}
-			m.Color, m.Shape, m.Radius = col, s.Shape, vg.Points(4)
-			p.Add(m)
-			ymax = math.Max(ymax, row.SavingPct)
+		l.Color, l.Dashes = col, plotutil.Dashes(k)
+		p.Add(l)
+		if err := marks(s.Points, col, shape, vg.Points(3)); err != nil {
+			return nil, err
 		}
+		if s.Mixed != nil {
+			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(4)); err != nil {
+				return nil, err
+			}
+		}
+		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3)}}
+		p.Legend.Add(s.Policy, l, thumb)
 	}
 	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.75, Y: 0}, {X: mixedX - 0.75, Y: math.Max(ymax, 1) * 1.05}})
 	if err != nil {
@@ -125,19 +193,24 @@ func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	}
 	sep.Color, sep.Dashes = color.Gray{Y: 150}, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(sep, plotter.NewGrid())
-	p.X.Min, p.X.Max = -0.3, mixedX+1.6 // room for the legend on the right
+	p.X.Min, p.X.Max = -0.4, mixedX+0.4
 	return p, nil
 }
 
-func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
-	p.X.Label.Text = "SLA class (ms)"
-	p.Y.Label.Text = "share of requests (%)"
+// shareSeries is one region's bars in the routing-share plot.
+type shareSeries struct {
+	Region regions.Index
+	City   string
+	Color  color.Color
+	Shares plotter.Values // per class, %
+}
+
+// shareSeriesOf computes the routing-share plot's stacks: one series per
+// region of the pool, in catalog order, each in its catalog colour.
+func shareSeriesOf(r *Result, pool int) []shareSeries {
 	cls := classesOf(r)
-	p.NominalX(cls...)
 	set, _ := regions.PoolOf(pool)
-	var names []string
-	var values []plotter.Values
+	var out []shareSeries
 	for _, i := range set.Indices() {
 		reg, _ := regions.RegionAt(i)
 		vals := make(plotter.Values, len(cls))
@@ -146,12 +219,25 @@ func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 				vals[j] = 100 * row.RouteShare[reg.ID]
 			}
 		}
-		names, values = append(names, reg.City), append(values, vals)
+		out = append(out, shareSeries{Region: i, City: reg.City, Color: figure.RegionColor(int(i)), Shares: vals})
 	}
-	if err := figure.StackBars(p, vg.Points(28), names, values); err != nil {
+	return out
+}
+
+func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms)"
+	p.Y.Label.Text = "share of requests (%)"
+	p.NominalX(classesOf(r)...)
+	var names []string
+	var cols []color.Color
+	var values []plotter.Values
+	for _, s := range shareSeriesOf(r, pool) {
+		names, cols, values = append(names, s.City), append(cols, s.Color), append(values, s.Shares)
+	}
+	if err := figure.StackBars(p, vg.Points(28), names, cols, values); err != nil {
 		return nil, err
 	}
-	p.X.Min, p.X.Max = -0.6, float64(len(cls)-1)+1.6 // room for the legend on the right
 	return p, nil
 }
 
@@ -186,19 +272,6 @@ func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 		}
 		p.Legend.Add(label, l)
 	}
-	// The legend goes into room added right of the data, where no curve runs.
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, c := range cls {
-		if row, ok := r.Find(pool, "C", c); ok {
-			for _, x := range row.RunSavingPct {
-				lo, hi = math.Min(lo, x), math.Max(hi, x)
-			}
-		}
-	}
-	if lo <= hi {
-		span := math.Max(hi-lo, 1)
-		p.X.Min, p.X.Max = lo-0.03*span, hi+0.3*span
-	}
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
@@ -214,7 +287,9 @@ func (g grid) Z(c, r int) float64 { return g.t.Hour(c)[g.idx[r]] }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 
-func heatmap(r *Result, src string) *plot.Plot {
+// heatmap draws the hourly carbon intensity per region (x = date, y =
+// region) with a colour bar that gives the scale.
+func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
 	g := grid{t: r.table, idx: r.table.Regions().Indices()}
 	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period), src)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -233,8 +308,56 @@ func heatmap(r *Result, src string) *plot.Plot {
 		names[k] = reg.City
 	}
 	p.NominalY(names...)
-	p.X.Label.Text = fmt.Sprintf("hour since %s (blue %.0f … red %.0f)", r.Period.From.Format("2006-01-02 15:04Z"), lo, hi)
+	p.X.Label.Text = "date (UTC)"
+	p.X.Tick.Marker = DayTicks{From: r.Period.From}
 	p.X.Min, p.X.Max = -0.5, float64(r.table.Hours())-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(g.idx))-0.5
-	return p
+
+	cb := plot.New()
+	cb.Add(&plotter.ColorBar{ColorMap: pal, Vertical: true})
+	cb.HideX()
+	cb.Y.Label.Text = "gCO2eq/kWh"
+	cb.Y.Tick.Marker = figure.Ticks{}
+	cb.Y.Min, cb.Y.Max = lo, hi
+	return p, cb
+}
+
+// DayTicks mark an axis of hours since From at midnights (UTC), labelled
+// with the date ("Jan 2") every day, or every k-th day so that at most 12
+// labels show; hours are minor marks when an axis spans three days or less.
+type DayTicks struct{ From time.Time }
+
+// Ticks implements plot.Ticker.
+func (d DayTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || hi-lo > 24*366*10 {
+		return nil
+	}
+	start := d.From.Add(time.Duration(math.Floor(lo)) * time.Hour)
+	day := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
+	if day.Before(start) {
+		day = day.AddDate(0, 0, 1)
+	}
+	days := int((hi-lo)/24) + 1
+	every := max(1, (days+11)/12)
+	var ts []plot.Tick
+	for k := 0; ; k++ {
+		t := day.AddDate(0, 0, k)
+		x := t.Sub(d.From).Hours()
+		if x > hi {
+			break
+		}
+		tk := plot.Tick{Value: x}
+		if k%every == 0 {
+			tk.Label = t.Format("Jan 2")
+		}
+		ts = append(ts, tk)
+	}
+	if hi-lo <= 72 {
+		for x := math.Ceil(lo); x <= hi; x++ {
+			if int(x)%24 != 0 {
+				ts = append(ts, plot.Tick{Value: x})
+			}
+		}
+	}
+	return ts
 }

@@ -3,7 +3,6 @@ package carbon
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -98,9 +97,6 @@ func (r *Result) WriteText(w io.Writer) error {
 	ew.printf("\nNotes\n")
 	for _, n := range r.Notes {
 		ew.printf("  - %s\n", n)
-	}
-	if len(r.Plots) > 0 {
-		ew.printf("\nPlots: %s\n", strings.Join(r.Plots, " "))
 	}
 	return ew.err
 }

@@ -76,7 +76,10 @@ type Quirks struct {
 // its source and confirmed by running this suite against it:
 //   - arbitration keeps pre-1.3 semantics: the highest *live* election id is
 //     primary, and a departing primary's successor is promoted at once;
-//   - any device id is accepted (PI creates the device on first use);
+//   - any device id is accepted on the StreamChannel (PI creates the device
+//     on first use), but SetForwardingPipelineConfig only for the id
+//     simple_switch_grpc was started with (--device-id, default 0): any
+//     other gets UNKNOWN "Error when trying to assign device";
 //   - empty bytestrings are zero-padded to the field width and accepted;
 //   - register reads and writes return UNIMPLEMENTED ("Register reads/writes
 //     are not supported yet"), which is why p4ctl keeps controller state in

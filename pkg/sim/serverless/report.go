@@ -127,9 +127,6 @@ func (r *ExperimentResult) writeBounds(w io.Writer) error {
 	if err := output.WriteTable(w, []string{"dist", "λ", "ρ", "wait bound per class", "switch"}, rows); err != nil {
 		return err
 	}
-	if len(r.Plots) > 0 {
-		fmt.Fprintf(w, "\nPlots: %s\n", strings.Join(r.Plots, ", "))
-	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -40,8 +41,8 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			key, title, label string
 			get               func(*serverless.Metrics) stats.Summary
 		}{
-			{"p99_response", "P99 response time", "P99 response time (s)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
-			{"p99_latency", "P99 waiting time", "P99 waiting time (s)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+			{"p99_response", "P99 response time", "P99 response (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
+			{"p99_latency", "P99 waiting time", "P99 waiting (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
 		} {
 			p, err := sweepPlot(res, d, byDelay, m.title, m.label, m.get)
 			if err != nil {
@@ -79,27 +80,28 @@ type errPoints struct {
 
 func (e errPoints) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
 
-func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, ylabel string,
-	get func(*serverless.Metrics) stats.Summary) (*plot.Plot, error) {
+// sweepSeries is one policy's points in a sweep plot: x (λ, or log10 of
+// the notification delay) dodged per policy, y = log10 of the value in
+// seconds (floored at FloorS), and its 95 % CI as y errors.
+type sweepSeries struct {
+	policy serverless.Policy
+	pts    errPoints
+}
+
+// sweepSeriesOf computes what a sweep plot draws, in cfg.Policies order.
+// Policies whose values coincide (late binding and PathFinder often do)
+// are dodged sideways by a fraction of the x spacing (of a decade on a log
+// axis), so every line and marker shows.
+func sweepSeriesOf(res *serverless.ExperimentResult, d string, byDelay bool, get func(*serverless.Metrics) stats.Summary) []sweepSeries {
 	cfg := res.Config
-	p := plot.New()
-	if byDelay {
-		p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: %s vs pod-free notification delay\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, cfg.Lambdas[0], title, cfg.Seeds)
-		p.X.Label.Text = "notification delay (ms; 0 drawn at 1)"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = figure.LogTicks{}
-	} else {
-		p.Title.Text = fmt.Sprintf("%s execution times: %s vs λ\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, title, cfg.Seeds)
-		p.X.Label.Text = "arrival rate λ (req/s)"
+	step := 1.0
+	if !byDelay {
+		step = minGap(cfg.Lambdas)
 	}
-	p.Y.Label.Text = ylabel
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = figure.LogTicks{}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	ymax := FloorS
+	var out []sweepSeries
 	for i, pol := range cfg.Policies {
-		var pts errPoints
+		dx := figure.Dodge(i, len(cfg.Policies), step)
+		ss := sweepSeries{policy: pol}
 		for _, sc := range res.Scenarios {
 			if sc.Dist != d || sc.Policy != pol {
 				continue
@@ -107,18 +109,42 @@ func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, 
 			if !byDelay && sc.NotifyDelayMS != cfg.NotifyDelays[0] {
 				continue
 			}
-			x := sc.Lambda
+			x := sc.Lambda + dx
 			if byDelay {
-				x = math.Max(sc.NotifyDelayMS, 1)
+				x = math.Log10(math.Max(sc.NotifyDelayMS, 1)) + dx/3
 			}
 			s := get(&sc.Metrics)
-			y := math.Max(s.Mean/1000, FloorS)
-			lo := math.Max((s.Mean-s.CI95)/1000, FloorS)
-			hi := math.Max((s.Mean+s.CI95)/1000, FloorS)
-			ymax = math.Max(ymax, hi)
-			pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: y})
-			pts.lo = append(pts.lo, y-lo)
-			pts.hi = append(pts.hi, hi-y)
+			y := math.Log10(math.Max(s.Mean/1000, FloorS))
+			lo := math.Log10(math.Max((s.Mean-s.CI95)/1000, FloorS))
+			hi := math.Log10(math.Max((s.Mean+s.CI95)/1000, FloorS))
+			ss.pts.XYs = append(ss.pts.XYs, plotter.XY{X: x, Y: y})
+			ss.pts.lo = append(ss.pts.lo, y-lo)
+			ss.pts.hi = append(ss.pts.hi, hi-y)
+		}
+		out = append(out, ss)
+	}
+	return out
+}
+
+func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, ylabel string,
+	get func(*serverless.Metrics) stats.Summary) (*plot.Plot, error) {
+	cfg := res.Config
+	p := plot.New()
+	if byDelay {
+		p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: %s vs pod-free notification delay\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, cfg.Lambdas[0], title, cfg.Seeds)
+		p.X.Label.Text = "notification delay (ms, log scale; 0 drawn at 1)"
+		p.X.Tick.Marker = figure.Log10Ticks{} // x holds log10(ms)
+	} else {
+		p.Title.Text = fmt.Sprintf("%s execution times: %s vs λ\nmean ± 95%% CI over %d seeds; values < 1 ms drawn at 1 ms", d, title, cfg.Seeds)
+		p.X.Label.Text = "arrival rate λ (req/s)"
+	}
+	p.Y.Label.Text = ylabel
+	p.Y.Tick.Marker = figure.Log10Ticks{} // y holds log10(seconds)
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for i, ss := range sweepSeriesOf(res, d, byDelay, get) {
+		pol, pts := ss.policy, ss.pts
+		for k, pt := range pts.XYs {
+			ymin, ymax = math.Min(ymin, pt.Y-pts.lo[k]), math.Max(ymax, pt.Y+pts.hi[k])
 		}
 		if len(pts.XYs) == 0 {
 			continue
@@ -137,23 +163,53 @@ func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, 
 			return nil, fmt.Errorf("plots: %s %s: %w", d, pol, err)
 		}
 		eb.Color = plotutil.Color(i)
+		marks.Radius = vg.Points(3.5)
+		// A white casing under every line but the first keeps a line that
+		// runs on top of an earlier one visible as its own (late binding and
+		// PathFinder often coincide).
+		if i > 0 {
+			casing, err := plotter.NewLine(pts.XYs)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s %s: %w", d, pol, err)
+			}
+			casing.Color, casing.Width = color.White, line.Width+vg.Points(0.8)
+			p.Add(casing)
+		}
 		p.Add(line, marks, eb)
 		p.Legend.Add(pol.String(), line, marks)
 	}
 	p.Add(plotter.NewGrid())
-	p.Y.Max = ymax * 3 // a little room above the curves for the legend
+	if ymin <= ymax {
+		// The axis holds every error bar: none runs below (or above) it.
+		pad := math.Max(0.05*(ymax-ymin), 0.05)
+		p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
+	}
 	return p, nil
+}
+
+// minGap is the smallest distance between distinct values of xs (1 for
+// fewer than two).
+func minGap(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	gap := math.Inf(1)
+	for i := 1; i < len(s); i++ {
+		if d := s[i] - s[i-1]; d > 0 {
+			gap = math.Min(gap, d)
+		}
+	}
+	if math.IsInf(gap, 1) {
+		return 1
+	}
+	return gap
 }
 
 func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: CDF of response time (seed %d)", d, lambda, res.Config.BaseSeed)
-	p.X.Label.Text = "response time (s, log)"
+	p.X.Label.Text = "response time (s, log scale)"
 	p.Y.Label.Text = "fraction of requests"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = figure.LogTicks{}
-	p.Legend.Top = false
-	p.Legend.Left = false
+	p.X.Tick.Marker = figure.Log10Ticks{} // x holds log10(seconds)
 	p.Y.Min, p.Y.Max = 0, 1
 	for _, sc := range res.Scenarios {
 		if sc.Dist != d || sc.Lambda != lambda || sc.NotifyDelayMS != res.Config.NotifyDelays[0] {
@@ -169,7 +225,7 @@ func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.
 		pts := make(plotter.XYs, 0, n+1)
 		for k := 0; k <= n; k++ {
 			q := float64(k) / n
-			pts = append(pts, plotter.XY{X: math.Max(stats.QuantileSorted(s, q)/1000, FloorS), Y: q})
+			pts = append(pts, plotter.XY{X: math.Log10(math.Max(stats.QuantileSorted(s, q)/1000, FloorS)), Y: q})
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
@@ -179,6 +235,14 @@ func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.
 		line.Color = plotutil.Color(idx)
 		line.Dashes = plotutil.Dashes(idx)
 		line.Width = width(idx)
+		if idx > 0 { // as in sweepPlot: a line on top of another stays visible
+			casing, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, fmt.Errorf("plots: cdf %s %s: %w", d, sc.Policy, err)
+			}
+			casing.Color, casing.Width = color.White, line.Width+vg.Points(0.8)
+			p.Add(casing)
+		}
 		p.Add(line)
 		p.Legend.Add(sc.Policy.String(), line)
 	}
