@@ -54,13 +54,13 @@ func TestPushPipelineSafety(t *testing.T) {
 		t.Errorf("nothing was deleted: %s", out)
 	}
 	code, out, errs = p4ctl(t, append([]string{"apply", "-c", mumbai, "--grace", "0"}, conn...)...)
-	expect(t, "apply", code, exitOK, out, errs, "68 writes")
+	expect(t, "apply", code, exitOK, out, errs, "74 writes")
 	code, out, errs = p4ctl(t, append([]string{"push", "pipeline", "--p4info", info}, conn...)...)
-	expect(t, "push over entries", code, exitError, out, errs, "holds 67 table entries", "--force")
+	expect(t, "push over entries", code, exitError, out, errs, "holds 73 table entries", "--force")
 	code, out, errs = p4ctl(t, append([]string{"diff", "-c", mumbai}, conn...)...)
 	expect(t, "diff after the refused push", code, exitOK, out, errs, "no drift")
 	code, out, errs = p4ctl(t, append([]string{"push", "pipeline", "--p4info", info, "--action", "verify"}, conn...)...)
 	expect(t, "verify over entries", code, exitOK, out, errs, "VERIFY")
 	code, out, errs = p4ctl(t, append([]string{"push", "pipeline", "--p4info", info, "--force"}, conn...)...)
-	expect(t, "push --force", code, exitOK, out, errs, "the 67 table entries the device held are deleted")
+	expect(t, "push --force", code, exitOK, out, errs, "the 73 table entries the device held are deleted")
 }

@@ -33,9 +33,9 @@
 #ifndef P4CTL_TNA_DISPATCH_P4
 #define P4CTL_TNA_DISPATCH_P4
 
-/* Slot K's credit array and its three RegisterActions. */
-#define CREDIT_SLOT(K) \
-    @name(".P4ctlIngress.server_credit_" #K) \
+/* Slot K's credit array (P4Info name NAME) and its three RegisterActions. */
+#define CREDIT_SLOT(K, NAME) \
+    @name(NAME) \
     Register<credit_pair_t, bit<8>>(SLOT_CELLS, {0, 0}) server_credit_##K; \
     /* pools with expiry: an expired credit is claimed with count 1 */ \
     RegisterAction<credit_pair_t, bit<8>, bit<32>>(server_credit_##K) claim_##K = { \
@@ -97,10 +97,10 @@ control ServerDispatch(inout headers_t hdr,
                        in bit<48> ts,
                        in bool is_reply) {
 
-    CREDIT_SLOT(0)
-    CREDIT_SLOT(1)
-    CREDIT_SLOT(2)
-    CREDIT_SLOT(3)
+    CREDIT_SLOT(0, ".P4ctlIngress.server_credit_0")
+    CREDIT_SLOT(1, ".P4ctlIngress.server_credit_1")
+    CREDIT_SLOT(2, ".P4ctlIngress.server_credit_2")
+    CREDIT_SLOT(3, ".P4ctlIngress.server_credit_3")
 
     Hash<bit<16>>(HashAlgorithm_t.CRC32) candidate_hash;   /* reflected CRC-32, as zlib */
     DispatchSlots() dispatch_slots;

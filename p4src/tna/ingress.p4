@@ -45,7 +45,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
     Forwarding()     forwarding;
 
     /* The request turned around to its client (docs/PIPELINE.md step 5). */
-    action rewrite_nack() {
+    @hidden action rewrite_nack() {
         mac_addr_t mac = hdr.h.ethernet.dst_addr;
         hdr.h.ethernet.dst_addr = hdr.h.ethernet.src_addr;
         hdr.h.ethernet.src_addr = mac;
@@ -60,12 +60,12 @@ control P4ctlIngress(inout tna_headers_t hdr,
         meta.d.ipv4_rewritten = true;
     }
 
-    action outcome(bit<4> e) {
+    @hidden action outcome(bit<4> e) {
         meta.d.ev_outcome_on = 1;
         meta.d.ev_outcome = e;
     }
 
-    action send(port_t port) {
+    @hidden action send(port_t port) {
         ig_tm_md.ucast_egress_port = port;
         ig_dprsr_md.drop_ctl = 0;
     }

@@ -45,19 +45,19 @@
     if (slots[K:K] == 1 && !taken) { \
         bit<64> cell; \
         server_credit_##K.read(cell, group_idx); \
-        bit<32> out = cell[31:0]; \
+        bit<32> outstanding = cell[31:0]; \
         bit<32> age = cell[63:32] - stale_before; \
         if (expiry && age[31:31] == 1) { \
-            stale = out != 0; \
+            stale = outstanding != 0; \
             server_credit_##K.write(group_idx, now_tick ++ 32w1); \
             taken = true; \
             d.server = (server_id_t)(group_idx << 2) | K; \
-        } else if (out < threshold) { \
-            server_credit_##K.write(group_idx, now_tick ++ (out + 1)); \
+        } else if (outstanding < threshold) { \
+            server_credit_##K.write(group_idx, now_tick ++ (outstanding + 1)); \
             taken = true; \
             d.server = (server_id_t)(group_idx << 2) | K; \
-        } else if (out < min_refused) { \
-            min_refused = out; \
+        } else if (outstanding < min_refused) { \
+            min_refused = outstanding; \
         } \
     }
 
@@ -97,11 +97,11 @@ control ServerDispatch(inout headers_t hdr,
             bit<32> idx = (bit<32>)(s >> 2);
             bit<64> cell;
             CREDIT_READ(cell, slot, idx)
-            bit<32> out = cell[31:0];
-            if (out != 0) {
-                out = out - 1;
+            bit<32> outstanding = cell[31:0];
+            if (outstanding != 0) {
+                outstanding = outstanding - 1;
             }
-            CREDIT_WRITE(slot, idx, now_tick ++ out)
+            CREDIT_WRITE(slot, idx, now_tick ++ outstanding)
             bit<32> w;
             server_work_us.read(w, (bit<32>)s);
             if (w >= d.cost_us) {

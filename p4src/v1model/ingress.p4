@@ -41,7 +41,7 @@ control P4ctlIngress(inout headers_t hdr,
     Forwarding()     forwarding;
 
     /* The request turned around to its client (docs/PIPELINE.md step 5). */
-    action rewrite_nack() {
+    @hidden action rewrite_nack() {
         mac_addr_t mac = hdr.ethernet.dst_addr;
         hdr.ethernet.dst_addr = hdr.ethernet.src_addr;
         hdr.ethernet.src_addr = mac;
@@ -56,7 +56,7 @@ control P4ctlIngress(inout headers_t hdr,
         meta.d.ipv4_rewritten = true;
     }
 
-    action outcome(bit<4> e) {
+    @hidden action outcome(bit<4> e) {
         meta.d.ev_outcome_on = 1;
         meta.d.ev_outcome = e;
     }

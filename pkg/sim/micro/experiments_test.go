@@ -218,6 +218,8 @@ func TestParsePolicy(t *testing.T) {
 		{"p2c+ideal", "p2c+ideal"}, {"hash", "hash"}, {"migrate", "migrate"},
 		{"jbsq", "jbsq"}, {"jbsq:auto", "jbsq"}, {"jbsq:16", "jbsq:16"}, {"jbsq:inf", "jsq"},
 		{"jbsq:0/random", "jbsq:inf/random"}, {"jbsq:8/p2c", "jbsq:8/p2c"}, {"jsq", "jsq"}, {"jiq", "jiq"},
+		{"switch", "switch"}, {"switch:22", "switch:22"}, {"switch:inf", "switch:inf"}, {"switch/random", "switch/random"},
+		{"switch-jiq", "switch:1"}, {"switch:auto/least", "switch"},
 	}
 	for _, c := range cases {
 		p, err := ParsePolicy(c.in)
@@ -232,7 +234,7 @@ func TestParsePolicy(t *testing.T) {
 			t.Errorf("%s does not round-trip: %+v vs %+v (%v)", c.in, p, q, err)
 		}
 	}
-	for _, bad := range []string{"", "least", "rand", "random+teleport", "jbsq:0x", "jbsq:70000", "jbsq/best", "jbsq16"} {
+	for _, bad := range []string{"", "least", "rand", "random+teleport", "jbsq:0x", "jbsq:70000", "jbsq/best", "jbsq16", "switch/p2c", "switch:x"} {
 		if _, err := ParsePolicy(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -256,6 +258,11 @@ func TestValidateRejects(t *testing.T) {
 		func(c *Config) { c.TTLMode = "never" },
 		func(c *Config) { c.Policy = MustPolicy("migrate") },
 		func(c *Config) { c.Hosts = 1; c.Policy = MustPolicy("random+fwd") },
+		func(c *Config) { c.Hosts = 12; c.Policy = MustPolicy("switch") },
+		func(c *Config) { c.Policy = MustPolicy("switch"); c.Recirc = -1 },
+		func(c *Config) { h := 256; c.Policy = MustPolicy("switch"); c.SwitchMaxHolds = &h },
+		func(c *Config) { c.Policy = MustPolicy("switch"); c.SwitchOnFull = "drop" },
+		func(c *Config) { c.Policy = MustPolicy("switch"); c.CreditTTL, c.TTLMode = 100, TTLCredit },
 	}
 	for i, m := range mut {
 		c := Scenario()
@@ -287,4 +294,64 @@ func FuzzParsePolicy(f *testing.F) {
 			t.Fatalf("%q → %+v → %q → %+v (%v)", s, p, p.String(), q, err)
 		}
 	})
+}
+
+// The switch experiment puts each ideal dispatcher beside the switch's own
+// algorithm: the switch pays in recirculations, stays close in violations,
+// and runs the pipeline's rules (a bounded pool recirculates only to
+// resample; an unbounded one also for level rounds).
+func TestSwitchGap(t *testing.T) {
+	res, err := SwitchGap(context.Background(), Scenario(), Options{Quick: true, Requests: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != len(SwitchPairs()) {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		if !strings.HasPrefix(r.Switch.Policy, "switch") || r.Ideal.RecircPerRPC.Mean != 0 || r.Switch.RecircPerRPC.Mean <= 0 {
+			t.Errorf("%s vs %s: recirculations %v / %v", r.Ideal.Policy, r.Switch.Policy, r.Ideal.RecircPerRPC.Mean, r.Switch.RecircPerRPC.Mean)
+		}
+		if g := r.Gap.Mean; g < -0.01 || g > 0.01 {
+			t.Errorf("%s vs %s: gap %.3f, outside ±1 pp", r.Ideal.Policy, r.Switch.Policy, g)
+		}
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil || !strings.Contains(buf.String(), "RECIRC/RPC") {
+		t.Errorf("text: %v\n%s", err, buf.String())
+	}
+	checkPlots(t, res, "switch_gap")
+}
+
+// A switch pool's holds and recirculations follow its configuration:
+// no holds and nack turn a full group into a failed request; a longer
+// recirculation costs latency; the same seed gives the same run.
+func TestSwitchPolicyRules(t *testing.T) {
+	base := Scenario()
+	base.Requests, base.Warmup, base.Policy = 20000, 2000, MustPolicy("switch:12")
+	zero := 0
+	nack := base
+	nack.SwitchMaxHolds, nack.SwitchOnFull = &zero, "nack"
+	slow := base
+	slow.Recirc = 5
+	var rs []RunResult
+	for _, c := range []Config{base, base, nack, slow} {
+		r, err := Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if !reflect.DeepEqual(rs[0], rs[1]) {
+		t.Error("same seed, different runs")
+	}
+	if rs[0].Nacks != 0 || rs[0].Holds == 0 || rs[0].Recirculations < rs[0].Holds {
+		t.Errorf("default pool: %+v", rs[0])
+	}
+	if rs[2].Nacks == 0 || rs[2].Holds != 0 {
+		t.Errorf("max_holds 0, nack: nacks %d holds %d", rs[2].Nacks, rs[2].Holds)
+	}
+	if rs[3].MeanLatency <= rs[0].MeanLatency {
+		t.Errorf("5 µs recirculations: mean %.2f ≤ %.2f", rs[3].MeanLatency, rs[0].MeanLatency)
+	}
 }
