@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,7 +244,11 @@ func TestPacketCases(t *testing.T) {
 			if err := c.Write(ctx, ups); err != nil {
 				t.Fatalf("install entries on BMv2: %v", err)
 			}
-			emb, err := dataplane.New(dataplane.Options{Clock: func() uint64 { return 1000 }})
+			// The embedded target's clock advances by each packet's After,
+			// as BMv2's does in real time while the harness sleeps it.
+			var clock atomic.Uint64
+			clock.Store(1000)
+			emb, err := dataplane.New(dataplane.Options{Clock: clock.Load})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,6 +274,10 @@ func TestPacketCases(t *testing.T) {
 					t.Logf("packet %d (%s): a %d-byte frame cannot be sent on a real port; skipped on both targets", i, p.Note, len(p.Frame))
 					skipped++
 					continue
+				}
+				if p.After > 0 {
+					time.Sleep(p.After)
+					clock.Add(uint64(p.After.Microseconds()))
 				}
 				if err := in.send(p.Frame); err != nil {
 					t.Fatal(err)

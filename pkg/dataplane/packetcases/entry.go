@@ -3,8 +3,11 @@
 // frames to send in order, what must come out for each (egress port and exact
 // bytes, or a drop), and the counter and register values afterwards. The
 // embedded target runs them in pkg/dataplane's tests; bmv2-tests/ feeds the
-// same table to BMv2. No case depends on time (credit TTLs are 0), and every
-// expectation is what docs/PIPELINE.md says BMv2 does.
+// same table to BMv2. Only the credit-TTL cases depend on time: their
+// packets say how long to wait (Packet.After), and their ticks are so
+// coarse that the harnesses' own delays never expire a credit. Every
+// expectation is what docs/PIPELINE.md says every implementation does; a
+// case's Archs say where it applies (p2c pools are v1model-only).
 package packetcases
 
 import (

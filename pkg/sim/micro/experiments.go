@@ -291,7 +291,7 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 		c.Delay = x * s
 		c.SLO = scenario.SLO + 2*(c.Delay-scenario.Delay)
 		// Tuning uses fewer seeds and requests than the comparison itself.
-		tc := TuneConfig{Scenario: c, Target: target, Options: Options{Seeds: min(3, o.Seeds), Seed: o.Seed, Requests: max(1, o.Requests/2), Parallel: o.Parallel}}
+		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: min(3, o.Seeds), Seed: o.Seed, Requests: max(1, o.Requests/2), Parallel: o.Parallel}}
 		tuned, err := tuneJBSQ(ctx, tc, tr)
 		if err != nil {
 			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)

@@ -377,11 +377,42 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
 }
 
-// Plots draws ideal and switch violations side by side, with 95 % CIs.
+// Plots draws, per pair, the ideal dispatcher's and the switch's violation
+// rates side by side with 95 % CIs.
 func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
-	var cells []Cell
-	for _, x := range r.Rows {
-		cells = append(cells, x.Ideal, x.Switch)
+	p := newPlot("Ideal dispatcher vs the switch's one-pass algorithm (pkg/pipeline)", "", "violation rate (%)")
+	names := make([]string, len(r.Rows))
+	for i, x := range r.Rows {
+		names[i] = x.Ideal.Policy + "\n" + x.Switch.Policy
 	}
-	return cellBars(cells, "Ideal dispatcher vs the switch's one-pass algorithm", dir, "switch_gap", func(s string) string { return s })
+	for k, side := range []struct {
+		name string
+		cell func(SwitchGapRow) Cell
+		dx   float64
+	}{
+		{"ideal (central)", func(x SwitchGapRow) Cell { return x.Ideal }, -0.18},
+		{"switch (one pass)", func(x SwitchGapRow) Cell { return x.Switch }, 0.18},
+	} {
+		vals := make(plotter.Values, len(r.Rows))
+		xs := make([]float64, len(r.Rows))
+		ss := make([]stats.Summary, len(r.Rows))
+		for i, x := range r.Rows {
+			c := side.cell(x)
+			vals[i], xs[i], ss[i] = 100*c.Violation.Mean, float64(i)+side.dx, c.Violation
+		}
+		b, err := plotter.NewBarChart(vals, vg.Points(22))
+		if err != nil {
+			return nil, fmt.Errorf("plot switch_gap: %w", err)
+		}
+		b.XMin, b.Color = side.dx, plotutil.Color(k)
+		eb, err := plotter.NewYErrorBars(newErrPoints(xs, ss, 100))
+		if err != nil {
+			return nil, fmt.Errorf("plot switch_gap: %w", err)
+		}
+		p.Add(b, eb)
+		p.Legend.Add(side.name, b)
+	}
+	p.NominalX(names...)
+	p.Y.Min = 0 // error bars stay above the axis
+	return save(p, dir, "switch_gap", 24*vg.Centimeter, 12*vg.Centimeter)
 }
