@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,9 +19,8 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
@@ -27,7 +28,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
@@ -374,28 +374,23 @@ func compareState(ctx context.Context, t *testing.T, c *p4rt.Client, readReg fun
 	}
 }
 
-// regReader reads one register cell of the switch: over P4Runtime, or, when
-// the switch's P4Runtime server does not implement register reads (PI in
-// BMv2 answers UNIMPLEMENTED), with simple_switch_CLI over Thrift inside the
-// switch's namespace (docs/PIPELINE.md).
+// regReader reads one register cell of the switch: over P4Runtime, or,
+// when the switch's P4Runtime server does not implement register reads (PI
+// in BMv2 answers UNIMPLEMENTED), over BMv2's Thrift API inside the
+// switch's namespace (pkg/bmv2rt; no simple_switch_CLI, no Python).
 func regReader(sw *bmv2harness.Switch, c *p4rt.Client) func(context.Context, string, int) (uint64, error) {
-	viaCLI := false
+	regs := &bmv2rt.Registers{P4: c, Thrift: func(ctx context.Context) (*bmv2rt.Client, error) {
+		return bmv2rt.Dial(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(bmv2rt.DefaultPort)), bmv2rt.Options{Dial: sw.Dialer()})
+	}}
 	return func(ctx context.Context, name string, index int) (uint64, error) {
-		if !viaCLI {
-			cells, err := c.ReadRegister(ctx, name, int64(index))
-			if err == nil && len(cells) == 1 {
-				return cells[0].Value, nil
-			}
-			if status.Code(err) != codes.Unimplemented {
-				return 0, fmt.Errorf("P4Runtime read: %v (%d cells)", err, len(cells))
-			}
-			viaCLI = true
-		}
-		vals, err := testbed.ReadRegisterCLI(ctx, []string{"ip", "netns", "exec", sw.NetNS}, "", 0, name, index)
+		cells, err := regs.Read(ctx, name, int64(index))
 		if err != nil {
 			return 0, err
 		}
-		return vals[0], nil
+		if len(cells) != 1 {
+			return 0, fmt.Errorf("register %s[%d]: %d cells", name, index, len(cells))
+		}
+		return cells[0].Value, nil
 	}
 }
 

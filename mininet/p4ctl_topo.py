@@ -354,10 +354,8 @@ def main():
         if rc != 0:
             raise SystemExit('p4ctl run exited with code %d when stopped; see %s' % (rc, daemon_log))
         info('*** p4ctl run stopped\n')
-        cli = os.path.join(os.path.dirname(args.bmv2), 'simple_switch_CLI')  # register reads BMv2's P4Runtime lacks
-        if not os.access(cli, os.X_OK):
-            cli = 'simple_switch_CLI'
-        out = run(sw, '%s state -grpc 127.0.0.1:%d -servers %d -cli %s' % (ctl, args.grpc_port, len(topo['servers']), cli))
+        # register reads BMv2's P4Runtime lacks go over its Thrift API (pkg/bmv2rt)
+        out = run(sw, '%s state -grpc 127.0.0.1:%d -servers %d -thrift-addr 127.0.0.1:9090' % (ctl, args.grpc_port, len(topo['servers'])))
         state = out.rsplit('rc=', 1)[0]
         open(os.path.join(args.out, 'switch-state.txt'), 'w').write(state)
         info(state)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -25,8 +27,12 @@ type getOptions struct {
 	Names    []string
 	All      bool
 	Format   output.Format
+	// ThriftAddr is BMv2's Thrift server, for register reads where its
+	// P4Runtime server has none ("" = the --grpc-addr host, port 9090).
+	ThriftAddr string
 
 	what string
+	regs *bmv2rt.Registers
 }
 
 func newGetCmd(s *streams) *cobra.Command {
@@ -41,12 +47,17 @@ needed) and prints what it holds:
   counters    indirect counter cells (--name to narrow; zero cells with --all)
   registers   register cells (--name to narrow; zero cells with --all)
 
+BMv2's P4Runtime server cannot read registers; there, regions and registers
+read them over BMv2's Thrift API (--thrift-addr; keep that port private,
+e.g. inside BMv2's network namespace).
+
 Names come from the switch's P4Info, or from --config P4INFO[,DEVICE_CONFIG]:
 there --config means what it means in p4runtime-shell (a P4Info file), not
 the controller configuration YAML that plan, diff, apply and run take.`
 	pf := cmd.PersistentFlags()
 	o.conn.add(pf, p4rt.DefaultAddress, 0, "unused: get only reads and never arbitrates (accepted for p4runtime-shell compatibility)")
 	pf.StringVarP(&o.Pipeline, "config", "c", "", "P4INFO[,DEVICE_CONFIG] as in p4runtime-shell: the P4Info file to decode names with (the device config is ignored); not a controller YAML (default: the switch's P4Info)")
+	pf.StringVar(&o.ThriftAddr, "thrift-addr", "", "BMv2's Thrift server (host:port) for register reads where its P4Runtime server has none (default: the --grpc-addr host, port 9090)")
 	output.AddFlag(pf, &o.Format)
 	sub := func(what, short, nameFlag, nameHelp string) *cobra.Command {
 		c := &cobra.Command{
@@ -68,6 +79,24 @@ the controller configuration YAML that plan, diff, apply and run take.`
 		sub("counters", "Print counter cells", "name", "only these counters (e.g. region_routed)"),
 		sub("registers", "Print register cells", "name", "only these registers (e.g. server_credit_0)"))
 	return cmd
+}
+
+// dialThrift connects to BMv2's Thrift server: --thrift-addr, or the host
+// of --grpc-addr at BMv2's default port.
+func (o *getOptions) dialThrift(ctx context.Context) (*bmv2rt.Client, error) {
+	addr := o.ThriftAddr
+	if addr == "" {
+		host, _, err := net.SplitHostPort(o.conn.GRPCAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--grpc-addr %q: %w", o.conn.GRPCAddr, err)
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(bmv2rt.DefaultPort))
+	}
+	c, err := bmv2rt.Dial(ctx, addr, bmv2rt.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%w (set --thrift-addr to BMv2's Thrift server)", err)
+	}
+	return c, nil
 }
 
 // Complete records which subcommand runs (entries, regions, counters or
@@ -119,6 +148,8 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
+	o.regs = &bmv2rt.Registers{P4: c, Thrift: o.dialThrift}
+	defer o.regs.Close()
 	var res output.Tabular
 	switch o.what {
 	case "entries":
@@ -370,7 +401,7 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 	}
 	res := cellRows{rows: []cellRow{}}
 	for _, n := range names {
-		cells, err := c.ReadRegister(ctx, n, -1)
+		cells, err := o.regs.Read(ctx, n, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -379,7 +410,12 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 				continue
 			}
 			v := int64(cell.Value)
-			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: label(n, cell.Index), Value: &v})
+			l := label(n, cell.Index)
+			if strings.HasPrefix(n, pipeline.RegisterServerCreditPrefix) {
+				cr := pipeline.CreditFromCell(cell.Value)
+				l += fmt.Sprintf(": %d outstanding, last tick %d", cr.Outstanding, cr.LastTick)
+			}
+			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: l, Value: &v})
 		}
 	}
 	return res, nil
@@ -492,7 +528,7 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 			}
 		}
 	}
-	outs, err := c.ReadRegister(ctx, pipeline.RegisterRegionOutstanding, -1)
+	outs, err := o.regs.Read(ctx, pipeline.RegisterRegionOutstanding, -1)
 	if err != nil {
 		return nil, err
 	}

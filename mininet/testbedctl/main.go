@@ -2,7 +2,7 @@
 // commands do not do: it derives the Mininet topology from the testbed
 // configuration, sizes the server pools for the run's load (Little's law),
 // waits for the switch's P4Runtime server, checks that every server slot
-// was released (reading registers through simple_switch_CLI where BMv2's
+// was released (reading registers over BMv2's Thrift API where BMv2's
 // P4Runtime server does not implement register reads), and summarises the
 // load generators' results: SLA accounting at the emulated latencies and
 // raw, the testbed's overhead, and carbon per hour the daemon applied.
@@ -28,10 +28,9 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -159,8 +158,7 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	addr := fs.String("grpc", "127.0.0.1:9559", "P4Runtime address")
 	deviceID := fs.Uint64("device-id", 1, "P4Runtime device id")
 	servers := fs.Int("servers", pipeline.MaxServers, "server ids to show (0..servers-1)")
-	cli := fs.String("cli", "simple_switch_CLI", "BMv2 CLI for register reads when P4Runtime does not implement them")
-	thrift := fs.Int("thrift-port", testbed.DefaultThriftPort, "BMv2 Thrift port (for -cli)")
+	thrift := fs.String("thrift-addr", "127.0.0.1:9090", "BMv2's Thrift server, for register reads where P4Runtime has none")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -200,21 +198,18 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 	for slot := range pipeline.Candidates {
 		regs = append(regs, pipeline.RegisterServerCredit(slot))
 	}
+	rr := &bmv2rt.Registers{P4: c, Thrift: func(ctx context.Context) (*bmv2rt.Client, error) {
+		return bmv2rt.Dial(ctx, *thrift, bmv2rt.Options{})
+	}}
+	defer rr.Close()
 	for _, reg := range regs {
-		var vals []uint64
-		cells, err := c.ReadRegister(ctx, reg, -1)
-		switch {
-		case err == nil:
-			for _, cell := range cells {
-				vals = append(vals, cell.Value)
-			}
-		case status.Code(err) == codes.Unimplemented:
-			// BMv2's PI server: "Register reads are not supported yet".
-			if vals, err = testbed.ReadRegisterCLI(ctx, nil, *cli, *thrift, reg, -1); err != nil {
-				return fmt.Errorf("P4Runtime cannot read registers here and the CLI failed: %w", err)
-			}
-		default:
+		cells, err := rr.Read(ctx, reg, -1)
+		if err != nil {
 			return err
+		}
+		vals := make([]uint64, len(cells))
+		for i, cell := range cells {
+			vals[i] = cell.Value
 		}
 		for i, v := range vals {
 			if reg != pipeline.RegisterRegionOutstanding {

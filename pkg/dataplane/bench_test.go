@@ -50,7 +50,7 @@ func benchSwitch(b *testing.B) *Switch {
 			p := pc.Pool{Base: uint16(r) * 16, SizeMask: 15, Policy: pipeline.PolicyJBSQ, Bound: 8, MaxHolds: 2, OnFull: pipeline.OnFullForce}
 			e = append(e, pc.LocalRegion(r, 64), p.Entry(r))
 			for s := p.Base; s < p.Base+16; s++ {
-				e = append(e, pc.Endpoint(s, pc.Server(s)))
+				e = append(e, pc.Serves(s, pc.Server(s))...)
 			}
 		} else {
 			e = append(e, pc.RemoteRegion(r, pc.Gateway()))
@@ -260,7 +260,7 @@ func ExampleSwitch() {
 	pool := pc.Pool{Base: 0, SizeMask: 0, Policy: pipeline.PolicyJBSQ, Bound: 8}
 	ups, _ := pc.Updates(sw.P4Info(), []pc.Entry{
 		pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0),
-		pc.LocalRegion(0, 0), pool.Entry(0), pc.Endpoint(0, pc.Server(0))})
+		pc.LocalRegion(0, 0), pool.Entry(0), pc.Endpoint(0, pc.Server(0)), pc.ReplySource(0, pc.Server(0))})
 	sw.Write(context.Background(), ups, p4v1.WriteRequest_CONTINUE_ON_ERROR)
 	out := sw.Inject(1, pc.Bytes(pc.Request(pc.Client(1), 42, 500, 0)))
 	n, _, _ := sw.CounterValue(pipeline.CounterServerBound, 0)

@@ -84,7 +84,7 @@ type Quirks struct {
 //   - register reads and writes return UNIMPLEMENTED ("Register reads/writes
 //     are not supported yet"), which is why p4ctl keeps controller state in
 //     action parameters (docs/ARCHITECTURE.md decision 5) and reads BMv2's
-//     registers with simple_switch_CLI;
+//     registers over its Thrift API (pkg/bmv2rt);
 //   - reading a counter index beyond the array fails the whole Read with
 //     UNKNOWN ("Error when reading counter from target"), without
 //     per-request details.

@@ -27,7 +27,7 @@ func newSwitch(t *testing.T) *dataplane.Switch {
 	pool := pc.Pool{Policy: pipeline.PolicyJBSQ, Bound: 1, OnFull: pipeline.OnFullNack}
 	ups, err := pc.Updates(sw.P4Info(), []pc.Entry{
 		pc.ClientSite(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 1, 0), 24, 1), pc.L3Route(pc.IPv4(10, 0, 9, 0), 24, 9),
-		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), pool.Entry(0), pc.Endpoint(0, pc.Server(0))})
+		pc.Feasibility(1, 0, 0xFFFF, 1, 0), pc.CarbonRank(0, 0, 0), pc.LocalRegion(0, 0), pool.Entry(0), pc.Endpoint(0, pc.Server(0)), pc.ReplySource(0, pc.Server(0))})
 	if err != nil {
 		t.Fatal(err)
 	}
