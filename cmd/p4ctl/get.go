@@ -491,7 +491,7 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 		}
 		m, _ := e.Field(pipeline.FieldRegion)
 		r := row(int(m.Value))
-		capacity, _ := e.Param("capacity")
+		capacity, _ := e.Param(pipeline.ParamCapacity)
 		switch e.Action {
 		case pipeline.ActionDispatchLocal:
 			r.Capacity = capacity
@@ -500,7 +500,7 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 				r.NextHop = fmt.Sprintf("local pool (capacity %d)", capacity)
 			}
 		case pipeline.ActionForwardRemote:
-			port, _ := e.Param("port")
+			port, _ := e.Param(pipeline.ParamPort)
 			r.NextHop = fmt.Sprintf("remote via port %d", port)
 		default:
 			r.NextHop = shortName(e.Action)
@@ -566,7 +566,7 @@ func sharedRanking(st *compiler.State) []regions.Index {
 		if uint8(ep.Value) != epoch || site.Mask != 0 {
 			continue
 		}
-		r, _ := e.Param("region")
+		r, _ := e.Param(pipeline.ParamRegion)
 		rs = append(rs, ranked{e.Priority, regions.Index(r)})
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].prio > rs[j].prio })

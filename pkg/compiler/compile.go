@@ -259,7 +259,7 @@ func Compile(in Input) (*State, error) {
 		for _, p := range s.Prefixes {
 			add(Entry{Table: pipeline.TableClientSite,
 				Match:  a.matches(Match{Field: pipeline.FieldSrcAddr, Kind: pipeline.LPM, Value: uint64(p.Uint32()), PrefixLen: p.Bits()}),
-				Action: pipeline.ActionSetClientSite, Params: a.params(Param{"site", uint64(s.ID)})})
+				Action: pipeline.ActionSetClientSite, Params: a.params(Param{pipeline.ParamSite, uint64(s.ID)})})
 		}
 	}
 
@@ -276,13 +276,13 @@ func Compile(in Input) (*State, error) {
 					Match{Field: pipeline.FieldSLA, Kind: pipeline.Range, Value: uint64(iv.lo), High: uint64(iv.hi)}),
 				Priority: FeasibilityPriority,
 				Action:   pipeline.ActionSetFeasible,
-				Params:   a.params(Param{"feasible", uint64(iv.set)}, Param{"nearest", uint64(nearest[i])})})
+				Params:   a.params(Param{pipeline.ParamFeasible, uint64(iv.set)}, Param{pipeline.ParamNearest, uint64(nearest[i])})})
 		}
 	}
 
 	// active_epoch
 	add(Entry{Table: pipeline.TableActiveEpoch, Default: true, Action: pipeline.ActionSetActiveEpoch,
-		Params: a.params(Param{"epoch", uint64(in.Epoch)})})
+		Params: a.params(Param{pipeline.ParamEpoch, uint64(in.Epoch)})})
 
 	// carbon_rank
 	rankEntry := func(siteVal, siteMask uint64, base int, k int, r regions.Index) Entry {
@@ -292,7 +292,7 @@ func Compile(in Input) (*State, error) {
 				Match{Field: pipeline.FieldSite, Kind: pipeline.Ternary, Value: siteVal, Mask: siteMask},
 				Match{Field: pipeline.FieldFeasible, Kind: pipeline.Ternary, Value: 1 << r, Mask: 1 << r}),
 			Priority: int32(base - k),
-			Action:   pipeline.ActionRouteToRegion, Params: a.params(Param{"region", uint64(r)})}
+			Action:   pipeline.ActionRouteToRegion, Params: a.params(Param{pipeline.ParamRegion, uint64(r)})}
 	}
 	for k, r := range shared {
 		add(rankEntry(0, 0, sharedRankBase, k, r))
@@ -312,7 +312,7 @@ func Compile(in Input) (*State, error) {
 		key := a.matches(Match{Field: pipeline.FieldRegion, Kind: pipeline.Exact, Value: uint64(idx)})
 		if l := r.NextHop.Local; l != nil {
 			add(Entry{Table: pipeline.TableRegionNextHop, Match: key, Action: pipeline.ActionDispatchLocal,
-				Params: a.params(Param{"capacity", uint64(l.Capacity)})})
+				Params: a.params(Param{pipeline.ParamCapacity, uint64(l.Capacity)})})
 			pol, _ := pipeline.ParsePolicy(l.Policy)
 			onFull := pipeline.OnFullNack
 			if l.OnFull == "force" {
@@ -343,8 +343,8 @@ func Compile(in Input) (*State, error) {
 			}
 		} else if rm := r.NextHop.Remote; rm != nil {
 			add(Entry{Table: pipeline.TableRegionNextHop, Match: key, Action: pipeline.ActionForwardRemote,
-				Params: a.params(Param{"port", uint64(rm.Port)}, Param{"dmac", uint64(rm.MAC)},
-					Param{"addr", uint64(rm.IP.Uint32())}, Param{"capacity", uint64(rm.Capacity)})})
+				Params: a.params(Param{pipeline.ParamPort, uint64(rm.Port)}, Param{pipeline.ParamDMAC, uint64(rm.MAC)},
+					Param{pipeline.ParamAddr, uint64(rm.IP.Uint32())}, Param{pipeline.ParamCapacity, uint64(rm.Capacity)})})
 		}
 	}
 
@@ -356,14 +356,14 @@ func Compile(in Input) (*State, error) {
 		}
 		add(Entry{Table: pipeline.TableExecClassCost,
 			Match:  a.matches(Match{Field: pipeline.FieldExecClass, Kind: pipeline.Exact, Value: uint64(e.ID)}),
-			Action: pipeline.ActionSetExecCost, Params: a.params(Param{"cost_us", uint64(e.CostUS)}, Param{"is_long", long})})
+			Action: pipeline.ActionSetExecCost, Params: a.params(Param{pipeline.ParamCostMicros, uint64(e.CostUS)}, Param{pipeline.ParamIsLong, long})})
 	}
 
 	// l3_forward, l2_forward
 	for _, r := range cfg.Routes.L3 {
 		e := Entry{Table: pipeline.TableL3Forward,
 			Match:  a.matches(Match{Field: pipeline.FieldDstAddr, Kind: pipeline.LPM, Value: uint64(r.Prefix.Uint32()), PrefixLen: r.Prefix.Bits()}),
-			Action: pipeline.ActionForward, Params: a.params(Param{"port", uint64(r.Port)})}
+			Action: pipeline.ActionForward, Params: a.params(Param{pipeline.ParamPort, uint64(r.Port)})}
 		if r.Drop {
 			e.Action, e.Params = pipeline.ActionDrop, nil
 		}
@@ -372,7 +372,7 @@ func Compile(in Input) (*State, error) {
 	for _, r := range cfg.Routes.L2 {
 		e := Entry{Table: pipeline.TableL2Forward,
 			Match:  a.matches(Match{Field: pipeline.FieldDstMAC, Kind: pipeline.Exact, Value: uint64(r.MAC)}),
-			Action: pipeline.ActionForward, Params: a.params(Param{"port", uint64(r.Port)})}
+			Action: pipeline.ActionForward, Params: a.params(Param{pipeline.ParamPort, uint64(r.Port)})}
 		if r.Drop {
 			e.Action, e.Params = pipeline.ActionDrop, nil
 		}

@@ -76,24 +76,24 @@ func formatMatch(m Match) string {
 
 func formatParam(action string, p Param) string {
 	switch p.Name {
-	case "dmac":
+	case pipeline.ParamDMAC:
 		return config.MAC(p.Value).String()
-	case "addr":
+	case pipeline.ParamAddr:
 		return ipv4(p.Value)
-	case "feasible":
+	case pipeline.ParamFeasible:
 		return regions.RegionSet(p.Value).String()
-	case "nearest", "region":
+	case pipeline.ParamNearest, pipeline.ParamRegion:
 		return region(p.Value)
-	case "policy":
+	case pipeline.ParamPolicy:
 		if action == pipeline.ActionSetPool {
 			return pipeline.Policy(p.Value).String()
 		}
-	case "on_full":
+	case pipeline.ParamOnFull:
 		if p.Value == uint64(pipeline.OnFullForce) {
 			return "force"
 		}
 		return "nack"
-	case "size_mask":
+	case pipeline.ParamSizeMask:
 		return fmt.Sprintf("%#x", p.Value)
 	}
 	return strconv.FormatUint(p.Value, 10)

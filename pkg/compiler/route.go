@@ -62,7 +62,7 @@ func (r *Router) Site(src netip.Addr) (uint16, bool) {
 			mask = (uint64(1)<<32 - 1) &^ (uint64(1)<<(32-m.PrefixLen) - 1)
 		}
 		if a&mask == m.Value&mask {
-			v, _ := e.Param("site")
+			v, _ := e.Param(pipeline.ParamSite)
 			return uint16(v), true
 		}
 	}
@@ -84,8 +84,8 @@ func (r *Router) Route(site uint16, sla uint16, full regions.RegionSet) Decision
 	for _, e := range r.feas[uint64(site)] {
 		m, _ := e.Field(pipeline.FieldSLA)
 		if uint64(sla) >= m.Value && uint64(sla) <= m.High {
-			feasible, _ = e.Param("feasible")
-			nearest, _ = e.Param("nearest")
+			feasible, _ = e.Param(pipeline.ParamFeasible)
+			nearest, _ = e.Param(pipeline.ParamNearest)
 			break
 		}
 	}
@@ -100,7 +100,7 @@ func (r *Router) Route(site uint16, sla uint16, full regions.RegionSet) Decision
 		ms, _ := e.Field(pipeline.FieldSite)
 		mf, _ := e.Field(pipeline.FieldFeasible)
 		if uint64(site)&ms.Mask == ms.Value&ms.Mask && cand&mf.Mask == mf.Value&mf.Mask {
-			v, _ := e.Param("region")
+			v, _ := e.Param(pipeline.ParamRegion)
 			d.Region = uint8(v)
 			return d
 		}

@@ -295,7 +295,7 @@ func (s *State) Table(name string) []Entry {
 func (s *State) ActiveEpoch() uint8 {
 	for _, e := range s.Table(pipeline.TableActiveEpoch) {
 		if e.Default && e.Action == pipeline.ActionSetActiveEpoch {
-			v, _ := e.Param("epoch")
+			v, _ := e.Param(pipeline.ParamEpoch)
 			return uint8(v)
 		}
 	}
