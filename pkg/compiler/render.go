@@ -93,6 +93,14 @@ func formatParam(action string, p Param) string {
 			return "force"
 		}
 		return "nack"
+	case pipeline.ParamCreditTick:
+		if action == pipeline.ActionSetPool {
+			if p.Value == 0 {
+				return "0 (no expiry)"
+			}
+			lo, hi := pipeline.TTLRange(uint8(p.Value))
+			return fmt.Sprintf("%d (expires %v–%v after a touch)", p.Value, lo, hi)
+		}
 	case pipeline.ParamSizeMask:
 		return fmt.Sprintf("%#x", p.Value)
 	}
