@@ -71,36 +71,48 @@ p4: ## Compile the v1model P4 program (needs p4c-bm2-ss on PATH) into p4src/buil
 	@sha256sum $(P4_SOURCES) > p4src/build/SOURCES.sha256
 	@echo "wrote $(P4_OUT)/p4ctl.json, $(P4_OUT)/p4ctl.p4info.txtpb, p4src/build/SOURCES.sha256"
 
-# TNA: `make p4-tna` runs the Tofino compiler (p4c-barefoot from p4c's
+# TNA: `make p4-tna` runs the Tofino compiler (p4c-barefoot, p4c's
 # open-source tofino backend, built outside the repo) on p4src/tna and
-# commits what it gives: the P4Info (std externs, so names match v1model's)
-# and BUILDINFO with the compiler's verdict. The backend does not yet
-# accept the program (p4src/tna/README.md, Status); the target then exits 1
-# after writing both, and pkg/pipeline's tests compare the P4Info with
-# v1model's.
+# commits what a deployment needs and what the tests check: the P4Info (std
+# externs, so names match v1model's), bfrt.json, the pipe's context.json and
+# tofino.bin, bf-p4c's resources.json and metrics.json, the resource report
+# RESOURCES.md generated from them (internal/bfreport), BUILDINFO (compiler,
+# command, exit status) and the sources' SHA-256. If the backend rejects the
+# program, BUILDINFO records its errors and the target exits 1.
 P4C_TNA ?= p4c-barefoot
 P4_TNA_OUT := p4src/build/tna
 P4_TNA_SOURCES = $(sort $(wildcard p4src/shared/*.p4 p4src/tna/*.p4))
+P4_TNA_FLAGS := --target tofino --arch tna --std p4-16 --p4runtime-force-std-externs
 
 .PHONY: p4-tna
-p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino); writes p4src/build/tna (P4Info, BUILDINFO)
+p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (P4Info, bfrt.json, context.json, tofino.bin, RESOURCES.md, BUILDINFO)
 	@command -v $(P4C_TNA) >/dev/null 2>&1 || { echo "make p4-tna: $(P4C_TNA) not found on PATH; build p4c with its tofino backend outside this repo (docs/DEVELOPERS.md) and put it on PATH, or set P4C_TNA" >&2; exit 1; }
 	@mkdir -p $(P4_TNA_OUT)
 	@tmp=$$(mktemp -d); \
 	inc=$$(dirname $$(command -v $(P4C_TNA)))/p4include; [ -d "$$inc" ] && incflag="-I $$inc" || incflag=""; \
-	cmd="$(P4C_TNA) --target tofino --arch tna --std p4-16 --p4runtime-force-std-externs -o OUT --p4runtime-files OUT/p4ctl.p4info.txtpb p4src/tna/p4ctl.p4"; \
-	$(P4C_TNA) --target tofino --arch tna --std p4-16 $$incflag --p4runtime-force-std-externs -o $$tmp --p4runtime-files $$tmp/p4ctl.p4info.txtpb p4src/tna/p4ctl.p4 >$$tmp/log 2>&1; rc=$$?; \
+	cmd="$(P4C_TNA) $(P4_TNA_FLAGS) -o OUT --p4runtime-files OUT/p4ctl.p4info.txtpb --bf-rt-schema OUT/bfrt.json p4src/tna/p4ctl.p4"; \
+	start=$$(date +%s); \
+	$(P4C_TNA) $(P4_TNA_FLAGS) $$incflag -o $$tmp --p4runtime-files $$tmp/p4ctl.p4info.txtpb --bf-rt-schema $$tmp/bfrt.json p4src/tna/p4ctl.p4 >$$tmp/log 2>&1; rc=$$?; \
+	secs=$$(( $$(date +%s) - start )); \
 	cat $$tmp/log; \
 	if [ ! -s $$tmp/p4ctl.p4info.txtpb ]; then echo "make p4-tna: no P4Info produced (exit $$rc)" >&2; rm -rf $$tmp; exit 1; fi; \
+	rm -f $(P4_TNA_OUT)/bfrt.json $(P4_TNA_OUT)/context.json $(P4_TNA_OUT)/tofino.bin $(P4_TNA_OUT)/resources.json $(P4_TNA_OUT)/metrics.json $(P4_TNA_OUT)/RESOURCES.md; \
 	cp $$tmp/p4ctl.p4info.txtpb $(P4_TNA_OUT)/p4ctl.p4info.txtpb; \
+	if [ $$rc -eq 0 ]; then \
+	  cp $$tmp/bfrt.json $(P4_TNA_OUT)/bfrt.json; \
+	  cp $$tmp/pipe/context.json $$tmp/pipe/tofino.bin $(P4_TNA_OUT)/; \
+	  cp $$tmp/pipe/logs/resources.json $$tmp/pipe/logs/metrics.json $(P4_TNA_OUT)/; \
+	fi; \
 	{ echo "compiler: $$($(P4C_TNA) --version 2>&1 | tr -s '\n' ' ')"; \
 	  echo "command: $$cmd"; \
 	  echo "exit status: $$rc"; \
-	  if [ $$rc -eq 0 ]; then echo "result: compiled"; else echo "result: P4Info only; the backend rejected the program:"; grep -E 'error' $$tmp/log | grep -v 'errors\?, ' | sed 's/^/  /'; fi; } > $(P4_TNA_OUT)/BUILDINFO; \
+	  echo "compile time: $${secs} s"; \
+	  if [ $$rc -eq 0 ]; then echo "result: compiled for Tofino 1 (resources: RESOURCES.md)"; else echo "result: P4Info only; the backend rejected the program:"; grep -E 'error' $$tmp/log | grep -v 'errors\?, ' | sed 's/^/  /'; fi; } > $(P4_TNA_OUT)/BUILDINFO; \
 	sha256sum $(P4_TNA_SOURCES) > $(P4_TNA_OUT)/SOURCES.sha256; \
 	rm -rf $$tmp; \
-	echo "wrote $(P4_TNA_OUT)/p4ctl.p4info.txtpb, BUILDINFO, SOURCES.sha256"; \
-	if [ $$rc -ne 0 ]; then echo "make p4-tna: p4c-barefoot exited $$rc: the program is not yet compiled for Tofino (see $(P4_TNA_OUT)/BUILDINFO)" >&2; exit 1; fi
+	if [ $$rc -ne 0 ]; then echo "make p4-tna: p4c-barefoot exited $$rc: the program is not compiled for Tofino (see $(P4_TNA_OUT)/BUILDINFO)" >&2; exit 1; fi; \
+	$(GO) run ./internal/bfreport -dir $(P4_TNA_OUT) > $(P4_TNA_OUT)/RESOURCES.md && \
+	echo "wrote $(P4_TNA_OUT): p4ctl.p4info.txtpb, bfrt.json, context.json, tofino.bin, resources.json, metrics.json, RESOURCES.md, BUILDINFO, SOURCES.sha256"
 
 .PHONY: mininet
 mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_DURATION=30s for a short run

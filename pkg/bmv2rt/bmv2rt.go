@@ -234,36 +234,19 @@ func (c *Client) call(ctx context.Context, method, register string,
 	if typ != thrift.REPLY || seq != c.seq {
 		return fmt.Errorf("unexpected message type %d, sequence %d (sent %d)", typ, seq, c.seq)
 	}
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return err
-	}
 	var callErr error
-	for {
-		_, ft, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return err
-		}
-		if ft == thrift.STOP {
-			break
-		}
+	err = readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
 		switch {
 		case id == 0 && success != nil:
-			err = success(p, ft)
+			return true, success(p, ft)
 		case id == 1 && ft == thrift.STRUCT:
-			var code int32
-			code, err = readCode(ctx, p)
+			code, err := readCode(ctx, p)
 			callErr = &RegisterError{Register: register, Code: code}
-		default:
-			err = p.Skip(ctx, ft)
+			return true, err
 		}
-		if err != nil {
-			return err
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return err
-		}
-	}
-	if err := p.ReadStructEnd(ctx); err != nil {
+		return false, nil
+	})
+	if err != nil {
 		return err
 	}
 	if err := p.ReadMessageEnd(ctx); err != nil {
@@ -285,27 +268,43 @@ func writeI32(ctx context.Context, p thrift.TProtocol, id int16, v int32) error 
 // readCode reads InvalidRegisterOperation { 1: i32 code }.
 func readCode(ctx context.Context, p thrift.TProtocol) (int32, error) {
 	var code int32
+	err := readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
+		if id != 1 || ft != thrift.I32 {
+			return false, nil
+		}
+		var err error
+		code, err = p.ReadI32(ctx)
+		return true, err
+	})
+	return code, err
+}
+
+// readStruct reads one struct, handing each field to field, which reads it
+// and reports true, or reports false to have it skipped.
+func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, ft thrift.TType) (bool, error)) error {
 	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return 0, err
+		return err
 	}
 	for {
 		_, ft, id, err := p.ReadFieldBegin(ctx)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if ft == thrift.STOP {
 			break
 		}
-		if id == 1 && ft == thrift.I32 {
-			if code, err = p.ReadI32(ctx); err != nil {
-				return 0, err
+		done, err := field(id, ft)
+		if err != nil {
+			return err
+		}
+		if !done {
+			if err := p.Skip(ctx, ft); err != nil {
+				return err
 			}
-		} else if err := p.Skip(ctx, ft); err != nil {
-			return 0, err
 		}
 		if err := p.ReadFieldEnd(ctx); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return code, p.ReadStructEnd(ctx)
+	return p.ReadStructEnd(ctx)
 }

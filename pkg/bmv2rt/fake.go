@@ -113,33 +113,19 @@ type callArgs struct {
 
 func readArgs(ctx context.Context, p thrift.TProtocol) (callArgs, error) {
 	var a callArgs
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return a, err
-	}
-	for {
-		_, ft, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return a, err
-		}
-		if ft == thrift.STOP {
-			break
-		}
+	err := readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
+		var err error
 		switch {
 		case id == 2 && ft == thrift.STRING:
 			a.name, err = p.ReadString(ctx)
 		case id == 3 && ft == thrift.I32:
 			a.index, err = p.ReadI32(ctx)
 		default:
-			err = p.Skip(ctx, ft)
+			return false, nil
 		}
-		if err != nil {
-			return a, err
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return a, err
-		}
-	}
-	return a, p.ReadStructEnd(ctx)
+		return true, err
+	})
+	return a, err
 }
 
 func (f *Fake) reply(ctx context.Context, p thrift.TProtocol, method string, seq int32, a callArgs) error {
