@@ -111,7 +111,7 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	sha256sum $(P4_TNA_SOURCES) > $(P4_TNA_OUT)/SOURCES.sha256; \
 	rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "make p4-tna: p4c-barefoot exited $$rc: the program is not compiled for Tofino (see $(P4_TNA_OUT)/BUILDINFO)" >&2; exit 1; fi; \
-	$(GO) run ./internal/bfreport -dir $(P4_TNA_OUT) > $(P4_TNA_OUT)/RESOURCES.md && \
+	$(GO) run ./internal/bfreport/cmd/bfreport -dir $(P4_TNA_OUT) > $(P4_TNA_OUT)/RESOURCES.md && \
 	echo "wrote $(P4_TNA_OUT): p4ctl.p4info.txtpb, bfrt.json, context.json, tofino.bin, resources.json, metrics.json, RESOURCES.md, BUILDINFO, SOURCES.sha256"
 
 .PHONY: mininet

@@ -1,0 +1,27 @@
+// Command bfreport prints the resource report of a Tofino build directory
+// (bf-p4c's resources.json and metrics.json) as Markdown: `make p4-tna`
+// writes it to p4src/build/tna/RESOURCES.md.
+//
+//	go run ./internal/bfreport/cmd/bfreport -dir p4src/build/tna
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/p4ctl/p4ctl/internal/bfreport"
+)
+
+func main() {
+	dir := flag.String("dir", "p4src/build/tna", "directory holding bf-p4c's resources.json and metrics.json")
+	flag.Parse()
+	r, err := bfreport.Load(*dir)
+	if err == nil {
+		err = r.Write(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bfreport:", err)
+		os.Exit(1)
+	}
+}
