@@ -81,4 +81,12 @@
 #define MAX_CREDIT_TICK        38
 #define UNBOUNDED              0xFFFFFFFF
 
+/* ---- latency probes (pipeline.ProbeIndex, ProbeTimeout; PIPELINE.md) ---- */
+#define LATENCY_PROBE_CELLS    8192   /* 64 sites x 4 ways x 32 regions          */
+#define PROBE_SITE_MASK        0x3F   /* site ids alias modulo 64                */
+#define PROBE_WAY_MASK         0x3    /* request_id's low bits pick the way      */
+#define PROBE_TIMEOUT          0x400000 /* 2^22 clock units (~4.2 s): a probe
+                                           this old is taken again, reported lost */
+#define DIGEST_LATENCY         1      /* v1model digest receiver                 */
+
 #endif /* P4CTL_DEFINES_P4 */

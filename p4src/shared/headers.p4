@@ -154,6 +154,23 @@ struct p4ctl_metadata_t {
     /* decisions handed to egress and the deparser */
     bool         recirculate;     /* run another pass (carry)                */
     bool         ipv4_rewritten;  /* recompute the IPv4 header checksum      */
+    /* latency probes (docs/PIPELINE.md "Latency probes") */
+    bool         probe_request;   /* a request leaves toward its region      */
+    bool         probe_reply;     /* a reply the probe may have timed        */
+}
+
+/*
+ * The latency_sample digest (P4Runtime DigestList, docs/PIPELINE.md
+ * "Latency probes"; pipeline.LatencySample): one round trip of a request of
+ * site_id to region_id, in pass-clock units (v1model µs, TNA 1.024 µs), or a
+ * lost one (lost = 1: the probe waited rtt ≥ PROBE_TIMEOUT for a reply that
+ * did not come). The controller learns latency from these (pkg/latency).
+ */
+struct latency_sample_t {
+    site_id_t   site_id;
+    region_id_t region_id;
+    bit<8>      lost;
+    bit<32>     rtt;
 }
 
 #endif /* P4CTL_HEADERS_P4 */

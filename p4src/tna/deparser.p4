@@ -1,7 +1,9 @@
 /*
  * p4ctl — TNA deparsers. The ingress deparser puts the carry in front of
- * every packet (egress strips it unless the packet recirculates) and
- * recomputes the IPv4 checksum only when ingress rewrote the IPv4 header.
+ * every packet (egress strips it unless the packet recirculates),
+ * recomputes the IPv4 checksum only when ingress rewrote the IPv4 header,
+ * and packs the latency_sample digest when ingress asked for it
+ * (probe.p4).
  */
 #ifndef P4CTL_TNA_DEPARSER_P4
 #define P4CTL_TNA_DEPARSER_P4
@@ -11,8 +13,14 @@ control P4ctlIngressDeparser(packet_out pkt,
                              in tna_ingress_metadata_t meta,
                              in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
+    @name(".latency_sample_t")
+    Digest<latency_sample_t>() latency_sample;
 
     apply {
+        if (ig_dprsr_md.digest_type == DIGEST_LATENCY) {
+            latency_sample.pack({ hdr.h.p4ctl.site_id, hdr.h.p4ctl.region_id,
+                                  meta.sample_lost, meta.sample_rtt });
+        }
         if (meta.d.ipv4_rewritten) {
             hdr.h.ipv4.hdr_checksum = ipv4_checksum.update({
                 hdr.h.ipv4.version, hdr.h.ipv4.ihl, hdr.h.ipv4.diffserv,

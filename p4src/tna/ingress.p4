@@ -7,8 +7,8 @@
  * Every table, action, register and counter keeps the P4Info name
  * "P4ctlIngress.<name>" (pkg/pipeline). Who writes what: tables — the
  * controller, except the constant tables of tna_tables.p4; registers — the
- * data plane (capacity.p4, dispatch.p4); counters — the data plane, here,
- * once per pass each.
+ * data plane (capacity.p4, dispatch.p4, probe.p4); counters — the data
+ * plane, here, once per pass each.
  */
 #ifndef P4CTL_TNA_INGRESS_P4
 #define P4CTL_TNA_INGRESS_P4
@@ -40,6 +40,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
     RegionBit()      region_bit;
     RegionCapacity() capacity;
     ServerDispatch() dispatch;
+    LatencyProbe()   latency_probe;
     ServerEndpoint() server_endpoint;
     ReplySource()    reply_source;
     Forwarding()     forwarding;
@@ -72,6 +73,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
 
     apply {
         ig_dprsr_md.drop_ctl = 1;              /* dropped unless a step forwards */
+        meta.now = ig_prsr_md.global_tstamp[41:10];
         /* A first pass starts with an empty carry; a recirculated request
          * brings its own (parser.p4). */
         if (!hdr.carry.isValid()) {
@@ -125,6 +127,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 meta.d.server = hdr.h.p4ctl.server_id;
                 if (hdr.h.p4ctl.server_id == NO_SERVER) {
                     apply_fwd = true;  /* a remote region's reply */
+                    meta.d.probe_reply = true;
                 } else {
                     /* only the server's own replies release */
                     reply_source.apply(meta.d);
@@ -156,6 +159,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                     hdr.h.udp.checksum = 0;
                     meta.d.ipv4_rewritten = true;
                     meta.d.count_routed = 1;
+                    meta.d.probe_request = true;
                 } else if (meta.d.next_hop != NEXT_HOP_LOCAL || !meta.d.pool_found) {
                     /* steps 8, 10: no next hop, no pool */
                     outcome(EVENT_UNREACHABLE);
@@ -205,7 +209,9 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 if (valid_reply) {
                     outcome(EVENT_REPLY_RELEASED);
                     apply_fwd = true;
+                    meta.d.probe_reply = true;
                 } else if (meta.d.count_bound == 1) {
+                    meta.d.probe_request = true;
                     /* 10.6 toward the server */
                     server_endpoint.apply(meta.d);
                     if (!meta.d.endpoint_found) {
@@ -219,6 +225,11 @@ control P4ctlIngress(inout tna_headers_t hdr,
                     }
                 }
             }
+        }
+
+        /* latency probes: the request bound or forwarded, the reply */
+        if (meta.d.probe_request || meta.d.probe_reply) {
+            latency_probe.apply(hdr.h.p4ctl, meta, meta.d.probe_request, ig_dprsr_md);
         }
 
         if (apply_fwd) {

@@ -34,6 +34,12 @@ struct tna_headers_t {
     headers_t     h;
 }
 
+/* A latency probe (probe.p4): the pair a stateful ALU updates atomically. */
+struct probe_pair_t {
+    bit<32> sent;
+    bit<32> request_id;
+}
+
 /* One server's credit cell: the pair a stateful ALU updates atomically. */
 struct credit_pair_t {
     bit<32> outstanding;
@@ -65,6 +71,10 @@ struct tna_ingress_metadata_t {
     bit<1>       taken;
     bit<2>       taken_slot;
     region_set_t region_bit;    /* 1 << region (region_bit)              */
+    /* latency probes (probe.p4) */
+    bit<32>      now;           /* global_tstamp >> 10 (1.024 µs units)  */
+    bit<8>       sample_lost;   /* latency_sample digest data            */
+    bit<32>      sample_rtt;
 }
 
 struct tna_egress_headers_t {
@@ -81,6 +91,7 @@ struct tna_egress_metadata_t { }
 #include "tna_tables.p4"
 #include "capacity.p4"
 #include "dispatch.p4"
+#include "probe.p4"
 #include "ingress.p4"
 #include "egress.p4"
 #include "deparser.p4"

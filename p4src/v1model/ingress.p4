@@ -7,7 +7,7 @@
  * "P4ctlIngress.<name>" (pkg/pipeline): those of the sub-controls by an
  * absolute @name. Who writes what:
  *   tables     — the controller (P4Runtime), see each table's comment;
- *   registers  — the data plane only (capacity.p4, dispatch.p4);
+ *   registers  — the data plane only (capacity.p4, dispatch.p4, probe.p4);
  *   counters   — the data plane only, here, once per pass each.
  */
 #ifndef P4CTL_V1MODEL_INGRESS_P4
@@ -36,6 +36,7 @@ control P4ctlIngress(inout headers_t hdr,
     NextHop()        next_hop;
     RegionCapacity() capacity;
     ServerDispatch() dispatch;
+    LatencyProbe()   latency_probe;
     ServerEndpoint() server_endpoint;
     ReplySource()    reply_source;
     Forwarding()     forwarding;
@@ -131,6 +132,7 @@ control P4ctlIngress(inout headers_t hdr,
                 meta.d.server = hdr.p4ctl.server_id;
                 if (hdr.p4ctl.server_id == NO_SERVER) {
                     apply_fwd = true;  /* a remote region's reply */
+                    meta.d.probe_reply = true;
                 } else {
                     /* only the server's own replies release */
                     reply_source.apply(meta.d);
@@ -161,6 +163,7 @@ control P4ctlIngress(inout headers_t hdr,
                     hdr.udp.checksum = 0;
                     meta.d.ipv4_rewritten = true;
                     meta.d.count_routed = 1;
+                    meta.d.probe_request = true;
                 } else if (meta.d.next_hop != NEXT_HOP_LOCAL || !meta.d.pool_found) {
                     /* steps 8, 10: no next hop, no pool */
                     outcome(EVENT_UNREACHABLE);
@@ -210,7 +213,9 @@ control P4ctlIngress(inout headers_t hdr,
                 if (valid_reply) {
                     outcome(EVENT_REPLY_RELEASED);
                     apply_fwd = true;
+                    meta.d.probe_reply = true;
                 } else if (meta.d.count_bound == 1) {
+                    meta.d.probe_request = true;
                     /* 10.6 toward the server */
                     server_endpoint.apply(meta.d);
                     if (!meta.d.endpoint_found) {
@@ -224,6 +229,11 @@ control P4ctlIngress(inout headers_t hdr,
                     }
                 }
             }
+        }
+
+        /* latency probes: the request that leaves, the reply that passes */
+        if (meta.d.probe_request || meta.d.probe_reply) {
+            latency_probe.apply(hdr.p4ctl, now, meta.d.probe_request);
         }
 
         if (apply_fwd) {

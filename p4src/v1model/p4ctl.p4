@@ -49,6 +49,7 @@ struct v1_metadata_t {
 #include "parser.p4"
 #include "capacity.p4"
 #include "dispatch.p4"
+#include "probe.p4"
 #include "ingress.p4"
 #include "egress.p4"
 #include "deparser.p4"

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
@@ -46,6 +50,7 @@ func TestPacketCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			install(t, sw, c.Entries)
+			digests := captureDigests(t, sw)
 			for i, p := range c.Packets {
 				now += uint64(p.After.Microseconds())
 				out := sw.Inject(p.Port, p.Frame)
@@ -76,7 +81,63 @@ func TestPacketCases(t *testing.T) {
 					t.Errorf("register %s[%d] = %#x, want %#x (mask %#x)", r.Register, r.Index, v, r.Value, r.Mask)
 				}
 			}
+			got := digests(len(c.Digests))
+			if !slices.Equal(got, c.Digests) {
+				t.Errorf("latency digests\n got %+v\nwant %+v", got, c.Digests)
+			}
 		})
+	}
+}
+
+// captureDigests enables the latency digest on sw (lists sent at once) and
+// returns a function that waits for n samples (at most a second), then
+// briefly for any more, and returns them in list order.
+func captureDigests(t *testing.T, sw *Switch) func(n int) []packetcases.Sample {
+	t.Helper()
+	id, err := p4rt.NewIndex(sw.P4Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	did, err := id.DigestID(pipeline.DigestLatencySample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ent := &p4v1.Entity{Entity: &p4v1.Entity_DigestEntry{DigestEntry: &p4v1.DigestEntry{DigestId: did, Config: &p4v1.DigestEntry_Config{}}}}
+	if errs := sw.Write(context.Background(), []*p4v1.Update{{Type: p4v1.Update_INSERT, Entity: ent}}, p4v1.WriteRequest_CONTINUE_ON_ERROR); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	var mu sync.Mutex
+	var got []packetcases.Sample
+	stop := sw.SubscribeDigests(func(l *p4v1.DigestList) {
+		for _, d := range l.GetData() {
+			v, err := p4rt.DecodeStruct(d, pipeline.DigestWidths())
+			var s pipeline.LatencySample
+			if err == nil {
+				s, err = pipeline.SampleFromMembers(v)
+			}
+			if err != nil {
+				t.Errorf("digest list %d: %v", l.GetListId(), err)
+				continue
+			}
+			mu.Lock()
+			got = append(got, packetcases.Sample{Site: s.Site, Region: s.Region, Lost: s.Lost, RTT: time.Duration(s.RTT) * time.Microsecond})
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(stop)
+	return func(n int) []packetcases.Sample {
+		count := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got)
+		}
+		for deadline := time.Now().Add(time.Second); count() < n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]packetcases.Sample(nil), got...)
 	}
 }
 

@@ -58,13 +58,17 @@ type Switch struct {
 	cpuPort uint32
 
 	bindErr error // last model bind error (under the engine's write lock)
+	digests *digester
 
 	outMu   sync.RWMutex
 	outs    map[uint64]func(Egress)
 	nextOut uint64
 }
 
-var _ p4rtserver.Target = (*Switch)(nil)
+var (
+	_ p4rtserver.Target       = (*Switch)(nil)
+	_ p4rtserver.DigestTarget = (*Switch)(nil)
+)
 
 // DefaultP4Info returns the P4Info of the p4ctl program: generated from
 // pipeline.Schema() with the ids p4c assigns (see pkg/dataplane/p4info).
@@ -94,7 +98,7 @@ func schemaDefaults(prog pipeline.Program) engine.DefaultsFunc {
 
 // New returns a running switch.
 func New(opts Options) (*Switch, error) {
-	s := &Switch{cpuPort: opts.CPUPort, outs: map[uint64]func(Egress){}}
+	s := &Switch{cpuPort: opts.CPUPort, outs: map[uint64]func(Egress){}, digests: newDigester()}
 	if s.cpuPort == 0 {
 		s.cpuPort = DefaultCPUPort
 	}
@@ -112,7 +116,7 @@ func New(opts Options) (*Switch, error) {
 		},
 		PacketOut: s.packetOut,
 	})
-	s.model = program.New(s.eng, clock)
+	s.model = program.New(s.eng, clock, s.digests.sample)
 	if !opts.NoPipeline {
 		info := opts.P4Info
 		if info == nil {

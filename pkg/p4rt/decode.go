@@ -211,3 +211,31 @@ func formatValue(name string, width int, b []byte) string {
 }
 
 func formatHex(b []byte) string { return "0x" + new(big.Int).SetBytes(b).Text(16) }
+
+// DecodeStruct decodes a P4Data struct (digest data, for instance) whose
+// members are bitstrings of the given widths, in order.
+func DecodeStruct(d *p4v1.P4Data, widths []int) ([]uint64, error) {
+	st := d.GetStruct()
+	if st == nil {
+		return nil, fmt.Errorf("p4data: want a struct, got %T", d.GetData())
+	}
+	if len(st.GetMembers()) != len(widths) {
+		return nil, fmt.Errorf("p4data: struct of %d members, want %d", len(st.GetMembers()), len(widths))
+	}
+	out := make([]uint64, len(widths))
+	for i, m := range st.GetMembers() {
+		b := m.GetBitstring()
+		if b == nil {
+			return nil, fmt.Errorf("p4data: struct member %d is %T, want a bitstring", i, m.GetData())
+		}
+		if !FitsWidth(b, widths[i]) {
+			return nil, fmt.Errorf("p4data: struct member %d (% x) does not fit bit<%d>", i, b, widths[i])
+		}
+		v, err := DecodeUint(b)
+		if err != nil {
+			return nil, fmt.Errorf("p4data: struct member %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}

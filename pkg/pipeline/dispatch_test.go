@@ -279,3 +279,46 @@ func TestRegionAcquire(t *testing.T) {
 		t.Error("release below 0")
 	}
 }
+
+// The probe steps: take when free or timed out (reporting the replaced
+// probe), leave a busy one alone; match only the timed request's reply.
+func TestProbeSteps(t *testing.T) {
+	const now = 1 << 30
+	for _, c := range []struct {
+		name     string
+		p        Probe
+		id, at   uint32
+		want     Probe
+		lostSent uint32
+	}{
+		{"free: taken", Probe{}, 7, now, Probe{7, now}, 0},
+		{"busy: left alone", Probe{3, now - 10}, 7, now, Probe{3, now - 10}, 0},
+		{"exactly the timeout: busy", Probe{3, now - ProbeTimeout}, 7, now, Probe{3, now - ProbeTimeout}, 0},
+		{"past the timeout: taken, lost", Probe{3, now - ProbeTimeout - 1}, 7, now, Probe{7, now}, now - ProbeTimeout - 1},
+		{"across the clock's wrap", Probe{3, 0xFFFFFFF0}, 7, 0x10, Probe{3, 0xFFFFFFF0}, 0},
+	} {
+		p := c.p
+		if got := ProbeTake(&p, c.id, c.at); got != c.lostSent || p != c.want {
+			t.Errorf("take %s: %+v, replaced %d; want %+v, %d", c.name, p, got, c.want, c.lostSent)
+		}
+	}
+	p := Probe{9, 100}
+	if sent := ProbeMatch(&p, 8); sent != 0 || p != (Probe{9, 100}) {
+		t.Errorf("another id matched: %d %+v", sent, p)
+	}
+	if sent := ProbeMatch(&p, 9); sent != 100 || p != (Probe{}) {
+		t.Errorf("the timed id: %d %+v, want 100 and a free probe", sent, p)
+	}
+	if sent := ProbeMatch(&p, 0); sent != 0 {
+		t.Errorf("a free probe matched id 0: %d", sent)
+	}
+	if ProbeIndex(65, 3, 6) != ProbeIndex(1, 3, 2) || ProbeIndex(1, 3, 2) == ProbeIndex(1, 3, 1) || ProbeIndex(63, 31, 3) != SizeLatencyProbe-1 {
+		t.Error("probe index layout")
+	}
+	if s, err := SampleFromMembers([]uint64{5, 2, 1, 99}); err != nil || s != (LatencySample{5, 2, true, 99}) {
+		t.Errorf("sample %+v %v", s, err)
+	}
+	if _, err := SampleFromMembers([]uint64{5, 2, 2, 99}); err == nil {
+		t.Error("lost = 2 accepted")
+	}
+}

@@ -111,6 +111,17 @@ func programFromP4Info(t *testing.T, info *p4configv1.P4Info) Program {
 			Unit: counterUnits[c.GetSpec().GetUnit()],
 		})
 	}
+	for _, d := range info.GetDigests() {
+		dg := Digest{Name: d.GetPreamble().GetName()}
+		st, ok := info.GetTypeInfo().GetStructs()[d.GetTypeSpec().GetStruct().GetName()]
+		if !ok {
+			t.Errorf("digest %s: data type %v is not a struct of type_info", dg.Name, d.GetTypeSpec())
+		}
+		for _, m := range st.GetMembers() {
+			dg.Members = append(dg.Members, Param{Name: m.GetName(), Width: int(m.GetTypeSpec().GetBitstring().GetBit().GetBitwidth())})
+		}
+		p.Digests = append(p.Digests, dg)
+	}
 	return p
 }
 
@@ -122,6 +133,7 @@ func normalize(p Program, keepDefaults bool) Program {
 		Actions:   append([]Action(nil), p.Actions...),
 		Registers: append([]Register(nil), p.Registers...),
 		Counters:  append([]Counter(nil), p.Counters...),
+		Digests:   append([]Digest(nil), p.Digests...),
 	}
 	for _, tb := range p.Tables {
 		tb.Actions = append([]string(nil), tb.Actions...)
@@ -135,13 +147,15 @@ func normalize(p Program, keepDefaults bool) Program {
 	sort.Slice(q.Tables, func(i, j int) bool { return q.Tables[i].Name < q.Tables[j].Name })
 	sort.Slice(q.Registers, func(i, j int) bool { return q.Registers[i].Name < q.Registers[j].Name })
 	sort.Slice(q.Counters, func(i, j int) bool { return q.Counters[i].Name < q.Counters[j].Name })
+	sort.Slice(q.Digests, func(i, j int) bool { return q.Digests[i].Name < q.Digests[j].Name })
 	return q
 }
 
 // TestSchemaMatchesP4Info: pkg/pipeline's Schema and p4c's P4Info for
 // p4src/v1model declare exactly the same tables (keys with names, match
 // kinds and widths; actions; sizes), actions (parameter names and widths),
-// registers (cell width, size) and counters (size, unit).
+// registers (cell width, size), counters (size, unit) and digests (struct
+// members and widths).
 func TestSchemaMatchesP4Info(t *testing.T) {
 	info := loadP4Info(t)
 	withDefaults := true
@@ -161,7 +175,6 @@ func TestSchemaMatchesP4Info(t *testing.T) {
 		{"direct counters", len(info.GetDirectCounters())},
 		{"meters", len(info.GetMeters())},
 		{"direct meters", len(info.GetDirectMeters())},
-		{"digests", len(info.GetDigests())},
 		{"action profiles", len(info.GetActionProfiles())},
 		{"value sets", len(info.GetValueSets())},
 	} {
@@ -192,8 +205,8 @@ func diffPrograms(src string, got, want Program) []string {
 			}
 		}
 	}
-	byName := func(p Program) (acts, tabs, regs, ctrs map[string]string) {
-		acts, tabs, regs, ctrs = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
+	byName := func(p Program) (acts, tabs, regs, ctrs, digs map[string]string) {
+		acts, tabs, regs, ctrs, digs = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 		put := func(kind string, m map[string]string, name string, v any) {
 			if _, dup := m[name]; dup {
 				diffs = append(diffs, fmt.Sprintf("%s: %s %s declared twice", src, kind, name))
@@ -212,14 +225,18 @@ func diffPrograms(src string, got, want Program) []string {
 		for _, c := range p.Counters {
 			put("counter", ctrs, c.Name, c)
 		}
+		for _, d := range p.Digests {
+			put("digest", digs, d.Name, d)
+		}
 		return
 	}
-	ga, gt, gr, gc := byName(got)
-	wa, wt, wr, wc := byName(want)
+	ga, gt, gr, gc, gd := byName(got)
+	wa, wt, wr, wc, wd := byName(want)
 	compare("action", ga, wa)
 	compare("table", gt, wt)
 	compare("register", gr, wr)
 	compare("counter", gc, wc)
+	compare("digest", gd, wd)
 	sort.Strings(diffs)
 	return diffs
 }
@@ -257,6 +274,12 @@ func TestDiffProgramsDetectsDrift(t *testing.T) {
 		{"register size", func(p *Program) { p.Registers[1].Size = 7 }},
 		{"counter unit", func(p *Program) { p.Counters[0].Unit = Packets }},
 		{"counter size", func(p *Program) { p.Counters[0].Size = 1 }},
+		{"digest member width", func(p *Program) { p.Digests[0].Members[3].Width = 16 }},
+		{"digest member order", func(p *Program) {
+			m := p.Digests[0].Members
+			m[0], m[1] = m[1], m[0]
+		}},
+		{"missing digest", func(p *Program) { p.Digests = nil }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

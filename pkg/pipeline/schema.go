@@ -201,12 +201,20 @@ type Counter struct {
 	Unit CounterUnit
 }
 
+// Digest describes a digest (P4Runtime DigestList data): its P4Info name
+// and the members of its struct, in order.
+type Digest struct {
+	Name    string
+	Members []Param
+}
+
 // Program is the whole contract: what p4c's P4Info for p4src/ must contain.
 type Program struct {
 	Tables    []Table
 	Actions   []Action
 	Registers []Register
 	Counters  []Counter
+	Digests   []Digest
 }
 
 // Arch is a P4 architecture the program is written for.
@@ -306,7 +314,9 @@ func SchemaFor(arch Arch) Program {
 	if arch != TNA {
 		p.Registers = append(p.Registers, Register{RegisterServerWork, WidthWork, MaxServers})
 	}
-	p.Registers = append(p.Registers, Register{RegisterRegionOutstanding, WidthRegionCnt, MaxRegions})
+	p.Registers = append(p.Registers, Register{RegisterRegionOutstanding, WidthRegionCnt, MaxRegions},
+		Register{RegisterLatencyProbe, WidthProbe, SizeLatencyProbe})
+	p.Digests = []Digest{{Name: DigestLatencySample, Members: DigestMembers()}}
 	for _, l := range Lanes() {
 		p.Counters = append(p.Counters, Counter{l.Counter(), NumEvents, Both})
 	}

@@ -286,6 +286,11 @@ func transfer(old, p *Pipeline) error {
 			copy(nr.cells, or.cells)
 		}
 	}
+	for _, od := range old.digests {
+		if nd, ok := p.digestNames[od.Name]; ok {
+			nd.cfg.Store(od.cfg.Load())
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -31,6 +31,9 @@ type Pipeline struct {
 	registersByID map[uint32]*Register
 	registerNames map[string]*Register
 	directByID    map[uint32]*Table // direct counter id -> its table
+	digests       []*Digest
+	digestsByID   map[uint32]*Digest
+	digestNames   map[string]*Digest
 }
 
 type actionInfo struct {
@@ -230,6 +233,17 @@ func compile(cfg *p4v1.ForwardingPipelineConfig, strict bool, defaults DefaultsF
 		p.registers = append(p.registers, reg)
 		p.registersByID[reg.ID] = reg
 		p.registerNames[name] = reg
+	}
+	p.digestsByID, p.digestNames = map[uint32]*Digest{}, map[string]*Digest{}
+	for _, d := range info.GetDigests() {
+		name := d.GetPreamble().GetName()
+		if err := claim(d.GetPreamble().GetId(), "digest "+name); err != nil {
+			return nil, err
+		}
+		dg := &Digest{ID: d.GetPreamble().GetId(), Name: name}
+		p.digests = append(p.digests, dg)
+		p.digestsByID[dg.ID] = dg
+		p.digestNames[name] = dg
 	}
 	directUnits := map[uint32]p4configv1.CounterSpec_Unit{}
 	for _, dc := range info.GetDirectCounters() {

@@ -69,9 +69,7 @@ func (p *Pipeline) read(ent *p4v1.Entity, out *[]*p4v1.Entity) error {
 			return nil
 		}
 	case *p4v1.Entity_DigestEntry:
-		if len(p.info.GetDigests()) == 0 {
-			return nil
-		}
+		return p.readDigests(x.DigestEntry, out)
 	case nil:
 		return invalid("read entity has no type")
 	}

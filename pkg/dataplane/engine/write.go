@@ -87,6 +87,8 @@ func (p *Pipeline) apply(u *p4v1.Update, undo *[]func()) error {
 		return p.writeDirectCounter(u.GetType(), ent.DirectCounterEntry, undo)
 	case *p4v1.Entity_RegisterEntry:
 		return p.writeRegister(u.GetType(), ent.RegisterEntry, undo)
+	case *p4v1.Entity_DigestEntry:
+		return p.writeDigest(u.GetType(), ent.DigestEntry, undo)
 	case nil:
 		return invalid("update has no entity")
 	default:

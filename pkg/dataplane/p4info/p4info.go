@@ -101,7 +101,7 @@ var units = map[pipeline.CounterUnit]p4configv1.CounterSpec_Unit{
 // ids, aliases, match-field and parameter ids numbered as p4c numbers them
 // (fields and params 1, 2, ... in declaration order).
 func FromSchema(prog pipeline.Program) *p4configv1.P4Info {
-	var all, tn, an, cn, rn []string
+	var all, tn, an, cn, rn, dn []string
 	for _, t := range prog.Tables {
 		tn = append(tn, t.Name)
 	}
@@ -114,13 +114,17 @@ func FromSchema(prog pipeline.Program) *p4configv1.P4Info {
 	for _, r := range prog.Registers {
 		rn = append(rn, r.Name)
 	}
-	all = append(append(append(append(all, tn...), an...), cn...), rn...)
+	for _, d := range prog.Digests {
+		dn = append(dn, d.Name)
+	}
+	all = append(append(append(append(append(all, tn...), an...), cn...), rn...), dn...)
 	alias := aliases(all)
 	taken := map[uint32]bool{}
 	actionIDs := IDs(p4configv1.P4Ids_ACTION, an, taken)
 	tableIDs := IDs(p4configv1.P4Ids_TABLE, tn, taken)
 	counterIDs := IDs(p4configv1.P4Ids_COUNTER, cn, taken)
 	registerIDs := IDs(p4configv1.P4Ids_REGISTER, rn, taken)
+	digestIDs := IDs(p4configv1.P4Ids_DIGEST, dn, taken)
 	pre := func(id uint32, name string) *p4configv1.Preamble {
 		return &p4configv1.Preamble{Id: id, Name: name, Alias: alias[name]}
 	}
@@ -162,12 +166,27 @@ func FromSchema(prog pipeline.Program) *p4configv1.P4Info {
 	}
 	for _, r := range prog.Registers {
 		info.Registers = append(info.Registers, &p4configv1.Register{Preamble: pre(registerIDs[r.Name], r.Name),
-			TypeSpec: &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
-				Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
-					Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(r.Width)}}}}},
-			Size: int32(r.Size)})
+			TypeSpec: bitSpec(r.Width), Size: int32(r.Size)})
+	}
+	for _, d := range prog.Digests {
+		info.Digests = append(info.Digests, &p4configv1.Digest{Preamble: pre(digestIDs[d.Name], d.Name),
+			TypeSpec: &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Struct{Struct: &p4configv1.P4NamedType{Name: d.Name}}}})
+		if info.TypeInfo == nil {
+			info.TypeInfo = &p4configv1.P4TypeInfo{Structs: map[string]*p4configv1.P4StructTypeSpec{}}
+		}
+		st := &p4configv1.P4StructTypeSpec{}
+		for _, m := range d.Members {
+			st.Members = append(st.Members, &p4configv1.P4StructTypeSpec_Member{Name: m.Name, TypeSpec: bitSpec(m.Width)})
+		}
+		info.TypeInfo.Structs[d.Name] = st
 	}
 	return info
+}
+
+func bitSpec(width int) *p4configv1.P4DataTypeSpec {
+	return &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
+		Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
+			Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(width)}}}}}
 }
 
 func canonical(v uint64) []byte {
@@ -186,7 +205,8 @@ func canonical(v uint64) []byte {
 // Check reports every way info differs from prog in what the Go model relies
 // on: the same tables (match-field names, kinds and widths, the same action
 // set), actions (parameter names and widths), registers (cell width, size)
-// and counters (size, unit), and nothing else of those kinds. With strict it
+// counters (size, unit) and digests (struct members and widths), and nothing
+// else of those kinds. With strict it
 // also compares table sizes, default actions and const-ness, which the model
 // does not depend on but p4c's output should agree on. The error lists all
 // differences, one per line.
@@ -332,6 +352,38 @@ func Check(info *p4configv1.P4Info, prog pipeline.Program, strict bool) error {
 	}
 	for n := range pCtrs {
 		add("unexpected counter %s", n)
+	}
+
+	pDigests := map[string]*p4configv1.Digest{}
+	for _, d := range info.GetDigests() {
+		pDigests[d.GetPreamble().GetName()] = d
+	}
+	for _, d := range prog.Digests {
+		pd, ok := pDigests[d.Name]
+		if !ok {
+			add("digest %s is missing", d.Name)
+			continue
+		}
+		delete(pDigests, d.Name)
+		st := info.GetTypeInfo().GetStructs()[pd.GetTypeSpec().GetStruct().GetName()]
+		if st == nil {
+			add("digest %s: its data is not a struct of type_info", d.Name)
+			continue
+		}
+		var got []string
+		for _, m := range st.GetMembers() {
+			got = append(got, fmt.Sprintf("%s:%d", m.GetName(), m.GetTypeSpec().GetBitstring().GetBit().GetBitwidth()))
+		}
+		var want []string
+		for _, m := range d.Members {
+			want = append(want, fmt.Sprintf("%s:%d", m.Name, m.Width))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			add("digest %s: members %v, want %v", d.Name, got, want)
+		}
+	}
+	for n := range pDigests {
+		add("unexpected digest %s", n)
 	}
 	if n := len(info.GetDirectCounters()) + len(info.GetMeters()) + len(info.GetDirectMeters()) + len(info.GetActionProfiles()); n > 0 {
 		add("%d direct counters, meters or action profiles that the program does not declare", n)

@@ -76,8 +76,22 @@ func (c Cell) Matches(v uint64) bool {
 	return v&m == c.Value&m
 }
 
+// Sample is one expected latency_sample digest (docs/PIPELINE.md "Latency
+// probes"). RTT is the sum of the Packet.After gaps between the timed
+// request and its reply (or, Lost, the request that replaced its probe):
+// the embedded target's clock moves only by them, so it reports RTT
+// exactly; BMv2 reports RTT plus its harness's own gaps.
+type Sample struct {
+	Site   uint16
+	Region uint8
+	Lost   bool
+	RTT    time.Duration
+}
+
 // Case is one packet test: install Entries on a fresh switch (pipeline just
-// set, no state), send Packets in order, then check Counters and Registers.
+// set, no state, the latency digest enabled), send Packets in order, then
+// check Counters, Registers and the Digests generated, in order (none
+// besides).
 type Case struct {
 	Name      string
 	Doc       string
@@ -85,6 +99,7 @@ type Case struct {
 	Packets   []Packet
 	Counters  []Count
 	Registers []Cell
+	Digests   []Sample
 }
 
 func forwarded(port uint32, frame []byte) Expect {
@@ -534,7 +549,8 @@ func Cases() []Case {
 			},
 			Counters: []Count{event(pipeline.EventRegionFull, 1), event(pipeline.EventSpilled, 1), event(pipeline.EventReplyReleased, 1),
 				routed(1, 2), routed(0, 1), bound(4, 2), bound(0, 1)},
-			Registers: []Cell{regionOut(1, 1), regionOut(0, 1), outstanding(4, 1)}})
+			Registers: []Cell{regionOut(1, 1), regionOut(0, 1), outstanding(4, 1)},
+			Digests:   []Sample{{Site: 1, Region: 1}}})
 	}
 	{
 		r1, r2 := req(c1, 1, 500, 0), req(c1, 2, 500, 0)
@@ -547,7 +563,8 @@ func Cases() []Case {
 				{Note: "reply: one left", Port: Server(4).Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
 			},
 			Counters:  []Count{routed(1, 2), bound(4, 2), event(pipeline.EventRegionFull, 1), event(pipeline.EventReplyReleased, 1)},
-			Registers: []Cell{regionOut(1, 1), outstanding(4, 1)}})
+			Registers: []Cell{regionOut(1, 1), outstanding(4, 1)},
+			Digests:   []Sample{{Site: 1, Region: 1}}})
 	}
 
 	// --- every candidate refused: holds, nack, force ---------------------------
@@ -657,7 +674,8 @@ func Cases() []Case {
 				{Note: "slot free again", Port: 1, Frame: Bytes(r2), Expect: boundTo(r2, 0, 1, 0, 0, 0)},
 			},
 			Counters:  []Count{event(pipeline.EventReplyReleased, 1), routed(0, 2), bound(0, 2)},
-			Registers: []Cell{outstanding(0, 1), work(0, 50), regionOut(0, 1)}})
+			Registers: []Cell{outstanding(0, 1), work(0, 50), regionOut(0, 1)},
+			Digests:   []Sample{{Site: 1, Region: 0}}})
 	}
 	{
 		r1 := req(c1, 1, 500, 0)
@@ -674,6 +692,58 @@ func Cases() []Case {
 			},
 			Counters:  []Count{event(pipeline.EventReplyRejected, 2), routed(0, 1), bound(0, 1)},
 			Registers: []Cell{outstanding(0, 1), regionOut(0, 1)}})
+	}
+
+	// --- latency probes -----------------------------------------------------------
+	{
+		p := one(0)
+		// ids 1, 5 and 9 share site 1's probe way 1 to region 0.
+		r1, r5, r9 := req(c1, 1, 500, 0), req(c1, 5, 500, 0), req(c1, 9, 500, 0)
+		const b1, b5, b9 = 0, 0, 0
+		rep := func(f wire.Frame, s uint16) wire.Frame { return Reply(emitted(f, s, 1, 0), Server(s), s) }
+		idx := uint64(pipeline.ProbeIndex(1, 0, 1))
+		add(Case{Name: "latency-probe", Doc: "a request takes its (site, region) probe as it leaves; a later one with the same probe finds it busy; the matching reply frees it and reports the round trip; another request's reply does not",
+			Entries: singleRegion(0, 0, p),
+			Packets: []Packet{
+				{Note: "r1 takes the probe", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, b1, 1, 0, 0, 0)},
+				{Note: "r5: probe busy", After: 10 * time.Millisecond, Port: 1, Frame: Bytes(r5), Expect: boundTo(r5, b5, 1, 0, 0, 0)},
+				{Note: "r5's reply: not the timed request", After: 20 * time.Millisecond, Port: Server(b5).Port, Frame: Bytes(rep(r5, b5)), Expect: forwarded(1, Bytes(rep(r5, b5)))},
+				{Note: "r1's reply: 50 ms", After: 20 * time.Millisecond, Port: Server(b1).Port, Frame: Bytes(rep(r1, b1)), Expect: forwarded(1, Bytes(rep(r1, b1)))},
+				{Note: "r9 takes the freed probe", Port: 1, Frame: Bytes(r9), Expect: boundTo(r9, b9, 1, 0, 0, 0)},
+			},
+			Counters:  []Count{event(pipeline.EventReplyReleased, 2), routed(0, 3), bound(0, 3)},
+			Registers: []Cell{{Register: pipeline.RegisterLatencyProbe, Index: idx, Value: 9 << 32, Mask: 0xFFFFFFFF << 32}},
+			Digests:   []Sample{{Site: 1, Region: 0, RTT: 50 * time.Millisecond}}})
+
+		late := 4300 * time.Millisecond // > pipeline.ProbeTimeout µs
+		add(Case{Name: "latency-probe-lost", Doc: "a probe whose reply does not come within the timeout is taken by the next request, which reports the wait as lost; the late reply then matches nothing",
+			Entries: singleRegion(0, 0, p),
+			Packets: []Packet{
+				{Note: "r1 takes the probe; its reply is late", Port: 1, Frame: Bytes(r1), Expect: boundTo(r1, b1, 1, 0, 0, 0)},
+				{Note: "r9 after the timeout: replaces it, lost", After: late, Port: 1, Frame: Bytes(r9), Expect: boundTo(r9, b9, 1, 0, 0, 0)},
+				{Note: "r1's late reply: no longer timed", After: 5 * time.Millisecond, Port: Server(b1).Port, Frame: Bytes(rep(r1, b1)), Expect: forwarded(1, Bytes(rep(r1, b1)))},
+				{Note: "r9's reply", After: 5 * time.Millisecond, Port: Server(b9).Port, Frame: Bytes(rep(r9, b9)), Expect: forwarded(1, Bytes(rep(r9, b9)))},
+			},
+			Counters:  []Count{event(pipeline.EventReplyReleased, 2), routed(0, 2), bound(0, 2)},
+			Registers: []Cell{{Register: pipeline.RegisterLatencyProbe, Index: idx, Value: 0}},
+			Digests:   []Sample{{Site: 1, Region: 0, Lost: true, RTT: late}, {Site: 1, Region: 0, RTT: 10 * time.Millisecond}}})
+	}
+	{
+		gw := Gateway()
+		e := append(base(), Feasibility(1, 0, 0xFFFF, 0b100, 2), CarbonRank(0, 2, 0), RemoteRegion(2, gw))
+		f := req(c1, 3, 800, 0)
+		out := f
+		out.DstMAC, out.DstIP = gw.HW(), gw.Addr()
+		out.Header.Site, out.Header.Region, out.Header.Server = 1, 2, wire.NoServer
+		reply := Reply(out, gw, wire.NoServer)
+		add(Case{Name: "latency-probe-remote", Doc: "requests to a remote region are timed too: its reply (server 0xFFFF) frees the probe",
+			Entries: e,
+			Packets: []Packet{
+				{Port: 1, Frame: Bytes(f), Expect: forwarded(gw.Port, Rewritten(out))},
+				{Note: "the remote region's reply, 30 ms later", After: 30 * time.Millisecond, Port: gw.Port, Frame: Bytes(reply), Expect: forwarded(1, Bytes(reply))},
+			},
+			Counters: []Count{routed(2, 1)},
+			Digests:  []Sample{{Site: 1, Region: 2, RTT: 30 * time.Millisecond}}})
 	}
 
 	// --- policies -----------------------------------------------------------------

@@ -26,23 +26,33 @@ type Clock func() uint64
 // register access of a pass is atomic, as Tofino's stateful ALUs are; between
 // the passes of a recirculated request, other packets may run.
 type Model struct {
-	eng   *engine.Engine
-	clock Clock
+	eng    *engine.Engine
+	clock  Clock
+	digest DigestSink
 
 	mu sync.Mutex // serialises passes
 	h  *handles   // written under the engine's write lock (Bind)
 }
 
+// DigestSink receives the program's latency_sample digests, with the
+// pipeline they were generated on (its digest configuration says whether a
+// controller enabled them). It is called during a pass, under the engine's
+// read lock and the model's pass lock: it must not block or call back into
+// the model or the engine's write path.
+type DigestSink func(p *engine.Pipeline, s pipeline.LatencySample)
+
 // New returns a model running on eng's tables. Call Bind with every pipeline
-// eng installs (engine.Options.OnCommit).
-func New(eng *engine.Engine, clock Clock) *Model {
-	return &Model{eng: eng, clock: clock}
+// eng installs (engine.Options.OnCommit). digest, if not nil, receives the
+// program's latency_sample digests.
+func New(eng *engine.Engine, clock Clock, digest DigestSink) *Model {
+	return &Model{eng: eng, clock: clock, digest: digest}
 }
 
 // handles are a pipeline's tables, actions, parameter positions, registers
 // and counters, resolved by name.
 type handles struct {
-	p *engine.Pipeline
+	p      *engine.Pipeline
+	digest DigestSink
 
 	clientSite, slaFeasibility, activeEpoch, carbonRank, regionNextHop,
 	serverPool, execClassCost, serverEndpoint, replySource, l3Forward, l2Forward *engine.Table
@@ -55,10 +65,10 @@ type handles struct {
 	pBase, pSizeMask, pPolicy, pBound, pMaxHolds, pOnFull, pTick, pLongReserve, pLongMaxHolds,
 	pCost, pIsLong, pEPPort, pEPDmac, pEPAddr, pReplyAddr, pFwdPort int
 
-	rCredit                    [pipeline.Candidates]*engine.Register
-	rWork, rRegionOutstanding  *engine.Register
-	cRouted, cFallback, cBound *engine.Counter
-	cEvents                    [len(lanes)]*engine.Counter
+	rCredit                           [pipeline.Candidates]*engine.Register
+	rWork, rRegionOutstanding, rProbe *engine.Register
+	cRouted, cFallback, cBound        *engine.Counter
+	cEvents                           [len(lanes)]*engine.Counter
 }
 
 // lanes are the dispatch_events counters in pipeline.Lane order.
@@ -73,6 +83,7 @@ func (m *Model) Bind(p *engine.Pipeline) error {
 	if err != nil {
 		return err
 	}
+	h.digest = m.digest
 	m.h = h
 	return nil
 }
@@ -168,6 +179,7 @@ func resolve(p *engine.Pipeline) (*handles, error) {
 	}
 	reg(&h.rWork, pipeline.RegisterServerWork)
 	reg(&h.rRegionOutstanding, pipeline.RegisterRegionOutstanding)
+	reg(&h.rProbe, pipeline.RegisterLatencyProbe)
 	ctr(&h.cRouted, pipeline.CounterRegionRouted)
 	ctr(&h.cFallback, pipeline.CounterRegionFallback)
 	ctr(&h.cBound, pipeline.CounterServerBound)

@@ -256,6 +256,7 @@ func (h *handles) run(pkt []byte, inPort uint32, now uint64, c *carry, res *Resu
 		binary.BigEndian.PutUint32(pkt[ipOff+16:], uint32(nh.Params[h.pRemoteAddr]))
 		binary.BigEndian.PutUint16(hdr[10:], wire.NoServer)
 		h.cRouted.Count(regionIdx, n)
+		h.probeTake(hdr, now)
 		finishRewrite(pkt)
 		return forward(nh.Params[h.pRemotePort])
 	case h.aDispatchLocal:
@@ -350,6 +351,7 @@ func (h *handles) dispatch(pkt, hdr []byte, inPort uint32, now, cost, isLong uin
 			h.cBound.Count(serverIndex(s), n)
 			h.cRouted.Count(regionIdx, n)
 			binary.BigEndian.PutUint16(hdr[10:], s)
+			h.probeTake(hdr, now)
 			// 10.6 toward the server.
 			key := [1]uint64{uint64(s)}
 			_, a := h.serverEndpoint.Apply(key[:], n)
@@ -416,6 +418,7 @@ func (h *handles) reply(pkt, hdr []byte, now, cost uint64, l3 func() bool, drop 
 	n := len(pkt)
 	region, server := uint64(hdr[8]), uint16(be16(hdr[10:]))
 	if server == wire.NoServer {
+		h.probeMatch(hdr, now)
 		return l3() // a remote region's reply
 	}
 	key := [1]uint64{uint64(server)}
@@ -438,7 +441,43 @@ func (h *handles) reply(pkt, hdr []byte, now, cost uint64, l3 func() bool, drop 
 	w := h.rWork.Read(serverIndex(server))
 	h.rWork.Write(serverIndex(server), w-min(w, cost))
 	h.event(pipeline.EventReplyReleased, n)
+	h.probeMatch(hdr, now)
 	return l3()
+}
+
+// probeKey returns a request's or reply's probe cell index and request id.
+func probeKey(hdr []byte) (idx uint64, id uint32) {
+	id = binary.BigEndian.Uint32(hdr[12:])
+	return uint64(pipeline.ProbeIndex(binary.BigEndian.Uint16(hdr[6:]), hdr[8], id)), id
+}
+
+// probeTake is a request's latency probe step when it is bound to a local
+// server or forwarded to a remote region (docs/PIPELINE.md "Latency
+// probes"): a lost sample is reported when it replaces a probe whose reply
+// never came.
+func (h *handles) probeTake(hdr []byte, now uint64) {
+	idx, id := probeKey(hdr)
+	p := pipeline.ProbeFromCell(h.rProbe.Read(idx))
+	lost := pipeline.ProbeTake(&p, id, uint32(now))
+	h.rProbe.Write(idx, p.Cell())
+	if lost != 0 && h.digest != nil {
+		h.digest(h.p, pipeline.LatencySample{Site: binary.BigEndian.Uint16(hdr[6:]), Region: hdr[8], Lost: true, RTT: uint32(now) - lost})
+	}
+}
+
+// probeMatch is a reply's latency probe step: the round trip of the request
+// its probe timed.
+func (h *handles) probeMatch(hdr []byte, now uint64) {
+	idx, id := probeKey(hdr)
+	p := pipeline.ProbeFromCell(h.rProbe.Read(idx))
+	sent := pipeline.ProbeMatch(&p, id)
+	if sent == 0 {
+		return
+	}
+	h.rProbe.Write(idx, p.Cell())
+	if h.digest != nil {
+		h.digest(h.p, pipeline.LatencySample{Site: binary.BigEndian.Uint16(hdr[6:]), Region: hdr[8], RTT: uint32(now) - sent})
+	}
 }
 
 // candidateHash is pipeline.CandidateHash of the packet's fields without
