@@ -30,6 +30,9 @@ type getOptions struct {
 	// ThriftAddr is BMv2's Thrift server, for register reads where its
 	// P4Runtime server has none ("" = the --grpc-addr host, port 9090).
 	ThriftAddr string
+	// Controller is the metrics server of a running controller (get
+	// latency).
+	Controller string
 
 	what string
 	regs *bmv2rt.Registers
@@ -37,7 +40,7 @@ type getOptions struct {
 
 func newGetCmd(s *streams) *cobra.Command {
 	o := &getOptions{}
-	cmd := groupCmd("get entries|regions|counters|registers", "Read entries, counters and registers from a switch")
+	cmd := groupCmd("get entries|regions|counters|registers|latency", "Read entries, counters and registers from a switch, learned latency from a controller")
 	cmd.Long = `get reads a switch over P4Runtime (read-only: no arbitration, no election id
 needed) and prints what it holds:
 
@@ -46,6 +49,9 @@ needed) and prints what it holds:
               routed and fallback requests (counters), outstanding requests
   counters    indirect counter cells (--name to narrow; zero cells with --all)
   registers   register cells (--name to narrow; zero cells with --all)
+  latency     the latency a running controller learned from the switches'
+              latency digests, per (site, region), and its recent
+              feasibility changes (--controller: its --metrics-addr)
 
 BMv2's P4Runtime server cannot read registers; there, regions and registers
 read them over BMv2's Thrift API (--thrift-addr; keep that port private,
@@ -74,7 +80,9 @@ the controller configuration YAML that plan, diff, apply and run take.`
 	}
 	entries := sub("entries", "Print table entries", "", "")
 	entries.Flags().StringSliceVar(&o.Names, "table", nil, "only these tables (e.g. carbon_rank)")
-	cmd.AddCommand(entries,
+	lat := sub("latency", "Print the latency a running controller learned (p4ctl run with latency.source measured or blend)", "", "")
+	lat.Flags().StringVar(&o.Controller, "controller", controller.DefaultMetricsAddr, "the controller's metrics server (p4ctl run --metrics-addr)")
+	cmd.AddCommand(entries, lat,
 		sub("regions", "Print per-region routing state and counters", "", ""),
 		sub("counters", "Print counter cells", "name", "only these counters (e.g. region_routed)"),
 		sub("registers", "Print register cells", "name", "only these registers (e.g. server_credit_0)"))
@@ -134,6 +142,15 @@ func (o *getOptions) client() (*p4rt.Client, error) {
 
 // Run reads and prints.
 func (o *getOptions) Run(ctx context.Context, s *streams) error {
+	if o.what == "latency" {
+		ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+		defer cancel()
+		t, err := controller.FetchLatency(ctx, o.Controller)
+		if err != nil {
+			return err
+		}
+		return output.Print(s.Out, o.Format, t)
+	}
 	c, err := o.client()
 	if err != nil {
 		return err

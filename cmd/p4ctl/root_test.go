@@ -27,7 +27,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"sim", "bogus"}, exitUsage, "", `unknown command "bogus" for "p4ctl sim"`},
 		{[]string{"eval"}, exitUsage, "", "p4ctl eval what? carbon"},
 		{[]string{"tune", "bogus"}, exitUsage, "", "unknown command"},
-		{[]string{"get"}, exitUsage, "", "p4ctl get what? counters, entries, regions, registers"},
+		{[]string{"get"}, exitUsage, "", "p4ctl get what? counters, entries, latency, regions, registers"},
 		{[]string{"push"}, exitUsage, "", "p4ctl push what? pipeline"},
 		{[]string{"sim", "--help"}, exitOK, "Available Commands", ""},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -253,7 +254,11 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	defer cancel()
 	srvDone := make(chan error, 1)
 	if o.MetricsAddr != "" {
-		srv, err := controller.NewServer(o.MetricsAddr, m, ctl.Health)
+		routes := map[string]http.Handler{}
+		if l := ctl.Latency(); l != nil {
+			routes[controller.LatencyPath] = l.Handler()
+		}
+		srv, err := controller.NewServer(o.MetricsAddr, m, ctl.Health, routes)
 		if err != nil {
 			return err
 		}

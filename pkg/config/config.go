@@ -37,6 +37,9 @@ type Config struct {
 	Schedule Schedule `json:"schedule,omitzero"`
 	// Routes are plain forwarding entries for non-p4ctl traffic and replies.
 	Routes Routes `json:"routes,omitzero"`
+	// Latency says whether and how the controller learns latency from the
+	// data plane (default: static profiles only).
+	Latency LatencyLearning `json:"latency,omitzero"`
 
 	// Dir is the directory of the file the configuration was loaded from;
 	// relative paths in it are resolved against Dir ("" = working dir).

@@ -74,6 +74,7 @@ func (c *Config) Validate() error {
 	c.validateCarbon(&p)
 	c.validateSchedule(&p)
 	c.validateRoutes(&p)
+	c.validateLatency(&p)
 	c.validateArch(&p)
 	return p.err()
 }

@@ -69,7 +69,8 @@ type Controller struct {
 	planner *Planner
 	drivers []*Driver
 	log     *slog.Logger
-	ref     *refresher // live carbon source refreshes in the background
+	ref     *refresher      // live carbon source refreshes in the background
+	latency *LatencyLearner // nil: static latency profiles
 
 	mu      sync.Mutex
 	current *Plan
@@ -99,7 +100,17 @@ func New(opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{opts: opts, planner: pl, log: log, ref: &refresher{feed: opts.Feed, metrics: opts.Driver.Metrics, log: log}}
+	ll, err := NewLatencyLearner(opts.Config, pl.sites, log)
+	if err != nil {
+		return nil, err
+	}
+	if ll != nil {
+		pl.latency = ll
+		dc := ll.DigestConfig()
+		opts.Driver.Digests, opts.Driver.OnLatency = &dc, ll.Observe
+		opts.Driver.Metrics.registerLatency(ll)
+	}
+	c := &Controller{opts: opts, planner: pl, log: log, latency: ll, ref: &refresher{feed: opts.Feed, metrics: opts.Driver.Metrics, log: log}}
 	seen := map[string]bool{}
 	for _, t := range opts.Targets {
 		if seen[t.Name] {
@@ -113,6 +124,10 @@ func New(opts Options) (*Controller, error) {
 
 // Drivers returns the per-switch drivers.
 func (c *Controller) Drivers() []*Driver { return c.drivers }
+
+// Latency returns the latency loop, or nil when latency is not learned
+// (configuration latency.source static).
+func (c *Controller) Latency() *LatencyLearner { return c.latency }
 
 // Planner returns the planner.
 func (c *Controller) Planner() *Planner { return c.planner }
@@ -235,6 +250,13 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer c.ref.wait()
 	defer cancel()
+	if c.latency != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.learnLatency(ctx)
+		}()
+	}
 	sched := c.opts.Schedule
 	seqs := make([]uint64, len(c.drivers))
 	for tick := range sched.Ticks(c.opts.Clock.Now()) {

@@ -67,6 +67,12 @@ type DriverOptions struct {
 	// NoTakeover disables taking over as primary when the switch reports
 	// that no controller is primary.
 	NoTakeover bool
+	// Digests, when set, enables the latency_sample digest with this
+	// batching on every connection as primary, and OnLatency receives
+	// every sample (with the architecture of the switch's P4Info, the unit
+	// of its rtt); each list is acknowledged.
+	Digests   *p4rt.DigestConfig
+	OnLatency func(arch pipeline.Arch, s pipeline.LatencySample)
 	// WrapWriter wraps the writer (tests inject faults with it).
 	WrapWriter func(Writer) Writer
 	Log        *slog.Logger
@@ -122,6 +128,7 @@ type Driver struct {
 	kick       chan struct{}
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
+	digestsOn  bool // the latency digest is enabled on this connection
 }
 
 // NewDriver returns a driver for target. It does not connect.
@@ -639,6 +646,7 @@ func (d *Driver) Run(ctx context.Context) error {
 					repaired := d.repair
 					d.repair = ""
 					d.mu.Unlock()
+					d.enableDigests(ctx, client)
 					if repaired != "" {
 						d.opts.Metrics.observeRepair(d.target.Name, repaired)
 						d.log.Info("drift repaired", "kind", repaired)
@@ -659,7 +667,56 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.verify(ctx, false)
 		case <-verifyFull:
 			d.verify(ctx, true)
+		case l := <-client.Digests():
+			d.onDigests(ctx, client, l)
 		}
+	}
+}
+
+// enableDigests writes the latency digest's DigestEntry once per
+// connection as primary (the switch forgets it when it restarts). A
+// program without the digest is logged once and left alone.
+func (d *Driver) enableDigests(ctx context.Context, client *p4rt.Client) {
+	d.mu.Lock()
+	on := d.digestsOn
+	d.mu.Unlock()
+	if d.opts.Digests == nil || on || !client.State().Primary {
+		return
+	}
+	err := client.ConfigureDigest(ctx, pipeline.DigestLatencySample, *d.opts.Digests)
+	switch {
+	case err == nil:
+		d.log.Info("latency digest enabled", "max_timeout", time.Duration(d.opts.Digests.MaxTimeoutNs), "max_list_size", d.opts.Digests.MaxListSize)
+	case errors.Is(err, p4rt.ErrUnknownName):
+		d.log.Warn("the switch's program has no latency digest: latency is not measured on this target", "err", err)
+	default:
+		d.log.Warn("enable the latency digest (retried after the next push)", "err", err)
+		return
+	}
+	d.mu.Lock()
+	d.digestsOn = true
+	d.mu.Unlock()
+}
+
+// onDigests hands a DigestList's latency samples to OnLatency and
+// acknowledges it.
+func (d *Driver) onDigests(ctx context.Context, client *p4rt.Client, l *p4v1.DigestList) {
+	_, tr, _ := d.conn()
+	idx, err := client.Index(ctx)
+	if err != nil || tr == nil {
+		return
+	}
+	samples, err := digestSamples(idx, l)
+	if err != nil {
+		d.log.Warn("undecodable latency digest", "err", err)
+	}
+	if d.opts.OnLatency != nil {
+		for _, s := range samples {
+			d.opts.OnLatency(tr.Arch(), s)
+		}
+	}
+	if err := client.AckDigest(ctx, l); err != nil {
+		d.log.Debug("ack digest list", "list", l.GetListId(), "err", err)
 	}
 }
 
@@ -683,10 +740,11 @@ func (d *Driver) onState(ctx context.Context, st p4rt.ArbitrationState) {
 	switch st.Event {
 	case p4rt.EventReconnected, p4rt.EventLostPrimary, p4rt.EventDisconnected, p4rt.EventPrimary:
 		// Someone else may have written, or the switch restarted: read
-		// it back before the next push.
+		// it back before the next push (and enable the digest again).
 		d.Invalidate()
 		d.mu.Lock()
 		d.resync = true
+		d.digestsOn = false
 		d.mu.Unlock()
 	}
 	if st.Event != p4rt.EventNone {

@@ -94,6 +94,14 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// registerLatency exports the latency loop's metrics (LatencyLearner is a
+// collector).
+func (m *Metrics) registerLatency(l *LatencyLearner) {
+	if m != nil {
+		m.reg.MustRegister(l)
+	}
+}
+
 // Registry returns the registry (tests gather from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
@@ -297,8 +305,9 @@ type Server struct {
 // the metrics, /healthz (200 while Health.OK: every target in or on its way
 // to the desired state; a readiness probe) and /livez (200 while
 // Health.Live: the control loop runs; a liveness probe). health returns the
-// controller's view; a nil health func reports ok.
-func NewServer(addr string, m *Metrics, health func() Health) (*Server, error) {
+// controller's view; a nil health func reports ok. routes are served too
+// (path → handler; the daemon adds LatencyPath).
+func NewServer(addr string, m *Metrics, health func() Health, routes map[string]http.Handler) (*Server, error) {
 	if addr == "" {
 		addr = DefaultMetricsAddr
 	}
@@ -320,6 +329,9 @@ func NewServer(addr string, m *Metrics, health func() Health) (*Server, error) {
 	}
 	mux.HandleFunc("/healthz", serve(func(h Health) bool { return h.OK }))
 	mux.HandleFunc("/livez", serve(func(h Health) bool { return h.Live }))
+	for path, h := range routes {
+		mux.Handle(path, h)
+	}
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen %s: %w", addr, err)

@@ -295,6 +295,9 @@ type Planner struct {
 	opts   regions.Options
 	bound  time.Duration
 	log    *slog.Logger
+	// latency, when set, replaces the profiles' latencies by the learned
+	// ones in every plan (LatencyLearner).
+	latency *LatencyLearner
 }
 
 // NewPlanner returns a planner for a validated configuration reading
@@ -325,9 +328,17 @@ func (pl *Planner) StalenessBound() time.Duration { return pl.bound }
 // Plan returns the plan for the hour containing t.
 func (pl *Planner) Plan(t time.Time) *Plan {
 	r := pl.feed.Read(pl.cfg, t)
+	sites := pl.sites
+	if pl.latency != nil {
+		if ls, err := pl.latency.Sites(pl.cfg, pl.sites); err != nil {
+			pl.log.Warn("learned latencies unusable: compiling the profiles", "err", err)
+		} else {
+			sites = ls
+		}
+	}
 	p := &Plan{Hour: t.UTC().Truncate(time.Hour), DataHour: r.DataHour, Source: pl.feed.Source.Describe(),
 		Configured: pl.policy, Effective: pl.policy, DataAge: r.Age, Carbon: r.Carbon,
-		cfg: pl.cfg, sites: pl.sites, opts: pl.opts}
+		cfg: pl.cfg, sites: sites, opts: pl.opts}
 	switch {
 	case r.Stale != nil:
 		p.Stale, p.Reason = true, fmt.Sprintf("the carbon source reports stale data: %v", r.Stale)

@@ -63,7 +63,7 @@ func TestRunReplayDrivesSwitchesConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := controller.NewServer("127.0.0.1:0", m, ctl.Health)
+	srv, err := controller.NewServer("127.0.0.1:0", m, ctl.Health, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

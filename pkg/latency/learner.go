@@ -169,6 +169,15 @@ func (l *Learner) Latency(k Key, prior float64) float64 {
 	return prior
 }
 
+// Learned reports whether k's compiled latency comes from measurements
+// (it has moved at least once).
+func (l *Learner) Learned(k Key) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.state[k]
+	return ok && p.learned
+}
+
 // Update re-evaluates every pair of priors (profile P95 in ms) at now and
 // returns the pairs whose compiled latency moved.
 func (l *Learner) Update(priors map[Key]float64, now time.Time) []Change {

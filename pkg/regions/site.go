@@ -340,3 +340,18 @@ func parseLatency(ln *yaml.Node, errAt errAtFunc) (RegionLatency, error) {
 	}
 	return l, nil
 }
+
+// WithLatencies returns a copy of s whose P95 to each region of its profile
+// is f(region, the profile's P95), clamped into (0, MaxLatencyMs): the
+// controller's learned latencies (pkg/latency) over the configured profile.
+func (s *Site) WithLatencies(f func(r Index, p95Ms float64) float64) (*Site, error) {
+	lat := s.Latencies()
+	for i := range lat {
+		v := f(lat[i].Region, lat[i].P95Ms)
+		if math.IsNaN(v) || v <= 0 {
+			v = lat[i].P95Ms
+		}
+		lat[i].P95Ms = math.Min(v, MaxLatencyMs-1)
+	}
+	return NewSite(s.name, lat, s.prefixes...)
+}
