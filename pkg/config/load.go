@@ -288,11 +288,15 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 			report(n, path, "want a string, got "+kindName(n))
 			return
 		}
+		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if n.Tag != "!!str" && n.Tag != "!!timestamp" {
+			if err := v.UnmarshalText([]byte(n.Value)); err != nil && t != timeType {
+				report(n, path, err.Error()) // quoting would not help (min_gain: 5 has no unit)
+				return
+			}
 			report(n, path, fmt.Sprintf("want a string, got %s %q (quote it)", n.ShortTag(), n.Value))
 			return
 		}
-		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if err := v.UnmarshalText([]byte(n.Value)); err != nil {
 			if t == timeType { // not Go's reference layout (issue 15)
 				report(n, path, fmt.Sprintf("%q is not an RFC 3339 time: want e.g. 2022-01-10T00:00:00Z", n.Value))
