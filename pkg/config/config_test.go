@@ -159,6 +159,7 @@ func TestParseRejects(t *testing.T) {
 		{"watttime needs username", "source: offline", "source: watttime-api\n  token_env: WT_PASSWORD", "carbon:", "source watttime-api needs username"},
 		{"hysteresis gain unit", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: \"5\"\n", "min_gain", "policy.hysteresis.min_gain: gain \"5\": give a unit"},
 		{"hysteresis gain number", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: 5\n", "min_gain", "policy.hysteresis.min_gain: gain \"5\": give a unit: \"5%\" (relative to the current region's value) or \"20g/kWh\" (absolute)"},
+		{"hysteresis null", "  name: C\n", "  name: C\n  hysteresis:\n", "hysteresis:", "policy.hysteresis: empty: write hysteresis: {} for the defaults (min_gain 10%, min_hold 3h, horizon 1h)"},
 		{"hysteresis gain range", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: 120%\n", "min_gain", "a relative gain must be below 100%"},
 		{"hysteresis gain negative", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: -3g/kWh\n", "min_gain", "must be >= 0"},
 		{"hysteresis hold hours", "  name: C\n", "  name: C\n  hysteresis:\n    min_hold: 90m\n", "min_hold", "policy.hysteresis.min_hold: 1h30m0s: want whole hours"},
