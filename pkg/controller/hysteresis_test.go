@@ -257,3 +257,26 @@ func TestPlannerHysteresisForecast(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlannerRestart is the cost of a restart late in the year: a
+// fresh planner on the offline model replays the 8759 hours since
+// 1 January to rebuild the hysteretic ranking, then plans the hour.
+func BenchmarkPlannerRestart(b *testing.B) {
+	cfg := loadConfig(b)
+	g, _ := regions.ParseGain("10%")
+	cfg.Policy.Hysteresis = &config.Hysteresis{MinGain: &g}
+	src, err := cfg.OpenCarbon()
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := time.Date(2022, 12, 31, 23, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		pl, err := controller.NewPlanner(cfg, &controller.CarbonFeed{Source: src, MapYears: true}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p := pl.Plan(at); p.Ranking == nil {
+			b.Fatal("no ranking")
+		}
+	}
+}
