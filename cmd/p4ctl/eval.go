@@ -15,7 +15,7 @@ import (
 )
 
 func newEvalCmd(s *streams) *cobra.Command {
-	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s))
+	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s), newEvalStabilityCmd(s))
 }
 
 // evalCarbonOptions are the flags of `p4ctl eval carbon`.
@@ -175,8 +175,12 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	} else if o.site != "mumbai" {
 		return usageErrorf("--site %q: only the built-in site mumbai exists without --sites", o.site)
 	}
+	sig := regions.SignalLCA
+	if metric == regions.Direct && o.traces != "" {
+		sig = regions.SignalDirect
+	}
 	o.cfg = carbon.Config{
-		Source: src, Period: period, Site: site, Pools: o.pools, SLAs: o.slas,
+		Source: src, Signal: sig, Period: period, Site: site, Pools: o.pools, SLAs: o.slas,
 		Runs: o.runs, Requests: o.requests, MixedRequests: o.mixed, Seed: o.seed,
 		Options:  regions.Options{Alpha: o.alpha, W: o.w, ColdMissing: cm, KeepAlive: o.keepAlive},
 		CapShare: o.capShare, LatencyModel: o.latencyModel, LatencySigma: o.latencySigma,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -122,7 +123,13 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	st, err := compiler.PlanAt(o.cfg, src, at, o.cfg.Carbon.Source == config.SourceOffline, uint8(o.Epoch), o.policy)
+	mapYears := o.cfg.Carbon.Source == config.SourceOffline
+	var st *compiler.State
+	if o.cfg.RoutingHysteresis() != nil {
+		st, err = o.hysteretic(feed, at, mapYears)
+	} else {
+		st, err = compiler.PlanAt(o.cfg, src, at, mapYears, uint8(o.Epoch), o.policy)
+	}
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -136,4 +143,38 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 		st.Entries = kept
 	}
 	return output.Print(s.Out, o.Format, st)
+}
+
+// hysteretic plans the hour with the configured hysteresis the way the
+// daemon does (controller.Planner: the ranking replayed from the carbon
+// history up to the hour, the safe policy on stale data). A --policy that
+// does not rank by carbon (A, D) is planned without hysteresis.
+func (o *planOptions) hysteretic(feed *controller.CarbonFeed, at time.Time, mapYears bool) (*compiler.State, error) {
+	if !feed.Source.Period().Contains(at) && !feed.Live() {
+		if _, ok := compiler.HourIn(feed.Source.Period(), at); !ok || !mapYears {
+			return nil, fmt.Errorf("%s is outside the carbon data (%s, %s)", at.Format(time.RFC3339), feed.Source.Period(), feed.Source.Describe())
+		}
+	}
+	cfg := o.cfg
+	if o.policy != nil {
+		c := *o.cfg
+		c.Policy.Name = o.policy.String()
+		if !regions.Applies(*o.policy) {
+			c.Policy.Hysteresis = nil
+		}
+		cfg = &c
+	}
+	pl, err := controller.NewPlanner(cfg, feed, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := pl.Plan(at)
+	st, err := p.Compile(uint8(o.Epoch))
+	if err != nil {
+		return nil, err
+	}
+	if !p.DataHour.Equal(p.Hour) {
+		st.Meta.Requested = p.Hour
+	}
+	return st, nil
 }

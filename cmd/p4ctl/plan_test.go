@@ -73,3 +73,31 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("unexpected plan: %+v", got.Meta)
 	}
 }
+
+// TestPlanHysteresis: with policy.hysteresis, plan prints what the daemon
+// would install at that hour (the ranking replayed from the carbon
+// history) and says so; a --policy that does not rank by carbon drops it.
+func TestPlanHysteresis(t *testing.T) {
+	ex, err := os.ReadFile("../../examples/mumbai.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(ex), "  # hysteresis:               #", "  hysteresis:                 #", 1)
+	doc = strings.Replace(doc, "  #   min_gain: 10%           #", "    min_gain: 10%             #", 1)
+	path := filepath.Join(t.TempDir(), "h.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := p4ctl(t, "plan", "-c", path, "--hour", "30", "--table", "carbon_rank")
+	if code != exitOK || !strings.Contains(out, "# hysteresis: min_gain 10%, min_hold 3h, horizon 1h") || !strings.Contains(out, "# signal: average (lifecycle)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	code, out, _ = p4ctl(t, "plan", "-c", path, "--hour", "30", "--policy", "D", "--table", "carbon_rank")
+	if code != exitOK || strings.Contains(out, "# hysteresis") {
+		t.Fatalf("--policy D: exit %d\n%s", code, out)
+	}
+	code, out, _ = p4ctl(t, "plan", "-c", path, "--at", "2025-03-01T10", "-o", "json")
+	if code != exitOK || !strings.Contains(out, `"hysteresis": "min_gain 10%, min_hold 3h, horizon 1h"`) || !strings.Contains(out, `"requested": "2025-03-01T10:00:00Z"`) {
+		t.Fatalf("json: exit %d\n%.600s", code, out)
+	}
+}

@@ -103,6 +103,7 @@ var flagValues = map[string]map[string][]string{
 	"action":        {"": {"verify", "verify-and-save", "verify-and-commit", "commit", "reconcile-and-commit"}},
 	"mode":          {"p4ctl serve": {"sleep", "busy"}},
 	"metric":        {"": {"lca", "direct"}},
+	"signal":        {"": {"lca", "direct", "marginal"}},
 	"fill":          {"": {"none", "previous", "linear"}},
 	"cold-missing":  {"": {"exclude", "warm"}},
 	"latency-model": {"": {"p95", "sampled"}},

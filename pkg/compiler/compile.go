@@ -117,6 +117,12 @@ type Input struct {
 	Options regions.Options
 	// Epoch is the generation the carbon ranking is installed under.
 	Epoch uint8
+	// Ranking, when set, is the carbon ranking to install, cleanest
+	// first (the planner's hysteretic ranking, regions.Hysteresis): every
+	// site ranks its regions in this order instead of by this hour's
+	// carbon. Policies A and D ignore it. Hysteresis describes it for Meta.
+	Ranking    []regions.Index
+	Hysteresis string
 }
 
 // NewInput builds an Input from a validated configuration: its sites,
@@ -145,6 +151,12 @@ type Meta struct {
 	// source's period (PlanAt with the offline model); zero otherwise.
 	Requested time.Time `json:"requested,omitzero"`
 	Source    string    `json:"source"`
+	// Signal is what the carbon numbers are: "average (lifecycle)",
+	// "average (direct)" or "marginal (MOER)" (config.CarbonSignal).
+	Signal string `json:"signal"`
+	// Hysteresis describes the hysteretic ranking installed (Input.Ranking;
+	// "" when the ranking follows this hour's carbon).
+	Hysteresis string `json:"hysteresis,omitempty"`
 	// Ranking is the site-independent carbon ranking, best first (for D:
 	// the ranking shared by the most sites).
 	Ranking []RankedRegion `json:"ranking"`
@@ -386,7 +398,11 @@ func Compile(in Input) (*State, error) {
 }
 
 func meta(in Input, shared []regions.Index, own [][]regions.Index) Meta {
-	m := Meta{Policy: in.Policy.String(), Epoch: in.Epoch, Hour: in.Carbon.Hour, Source: in.Carbon.Source}
+	m := Meta{Policy: in.Policy.String(), Epoch: in.Epoch, Hour: in.Carbon.Hour, Source: in.Carbon.Source,
+		Signal: in.Config.CarbonSignal().Describe()}
+	if hysteretic(in) {
+		m.Hysteresis = in.Hysteresis
+	}
 	switch in.Policy {
 	case regions.PolicyCPlus:
 		m.Alpha, m.ColdMissing = in.Options.Alpha, in.Options.ColdMissing.String()
@@ -405,15 +421,33 @@ func meta(in Input, shared []regions.Index, own [][]regions.Index) Meta {
 	return m
 }
 
+// hysteretic reports whether in installs a given (hysteretic) ranking.
+func hysteretic(in Input) bool {
+	return in.Ranking != nil && in.Policy != regions.PolicyA && in.Policy != regions.PolicyD
+}
+
 // rankings returns the carbon ranking shared by the most sites (ties: the
 // first such site's), and for each site whose own ranking differs, that
 // ranking (nil for sites that use the shared one). A site's ranking is
 // regions.Rank over the pool: by carbon (B, C, C+, C-cap), by D's score (D),
-// or by index (A, which ignores carbon so its entries never change).
+// or by index (A, which ignores carbon so its entries never change); with
+// Input.Ranking, that ranking restricted to the site's regions.
 func rankings(in Input, pool regions.RegionSet) (shared []regions.Index, own [][]regions.Index) {
 	n := len(in.Sites)
 	orders := make([][]regions.Index, n)
 	for i, s := range in.Sites {
+		switch {
+		case hysteretic(in):
+			set := pool & s.Regions()
+			for _, r := range in.Ranking {
+				if set.Has(r) {
+					orders[i] = append(orders[i], r)
+					set &^= regions.SetOf(r)
+				}
+			}
+			orders[i] = append(orders[i], set.Indices()...) // regions the ranking lacks, by index
+			continue
+		}
 		switch in.Policy {
 		case regions.PolicyA:
 			orders[i] = pool.Indices()

@@ -134,6 +134,12 @@ func (s *State) WriteText(w io.Writer) error {
 	if !m.Hour.IsZero() || m.Source != "" {
 		fmt.Fprintf(&b, "# carbon at %s from %s\n", m.Hour.UTC().Format(time.RFC3339), m.Source)
 	}
+	if m.Signal != "" {
+		fmt.Fprintf(&b, "# signal: %s\n", m.Signal)
+	}
+	if m.Hysteresis != "" {
+		fmt.Fprintf(&b, "# hysteresis: %s (the ranking below is the held one, not this hour's order)\n", m.Hysteresis)
+	}
 	if !m.Requested.IsZero() {
 		fmt.Fprintf(&b, "# (requested %s, mapped into the model's year)\n", m.Requested.UTC().Format(time.RFC3339))
 	}

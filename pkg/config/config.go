@@ -12,6 +12,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // Config is a whole controller configuration file.
@@ -315,6 +317,26 @@ type Policy struct {
 	// ColdMissing is what C+ does with a region whose profile has no cold
 	// latency: "exclude" (default: never feasible) or "warm" (no penalty).
 	ColdMissing string `json:"cold_missing,omitempty"`
+	// Hysteresis, when set, makes the carbon ranking hysteretic (B, C, C+,
+	// C-cap): a region overtakes another only when it is cleaner by
+	// MinGain and the other has held its place MinHold; nil (the default)
+	// ranks by each hour's carbon alone.
+	Hysteresis *Hysteresis `json:"hysteresis,omitempty"`
+}
+
+// Hysteresis configures the hysteretic carbon ranking
+// (regions.Hysteresis, docs/ARCHITECTURE.md decision 40). Unset fields take
+// the defaults of regions.DefaultHysteresis.
+type Hysteresis struct {
+	// MinGain is how much cleaner a region must be to overtake another:
+	// "10%" of the other's value, or an absolute "50g/kWh".
+	MinGain *regions.Gain `json:"min_gain,omitempty"`
+	// MinHold is how long a region keeps a place it moved up to before
+	// another may overtake it; whole hours, 0 = no hold.
+	MinHold *Duration `json:"min_hold,omitempty"`
+	// Horizon ranks by the mean of the next Horizon hours of forecast
+	// (1h: the current hour only); whole hours.
+	Horizon *Duration `json:"horizon,omitempty"`
 }
 
 // Default policy parameters.
@@ -358,7 +380,11 @@ type Carbon struct {
 	// Dir holds CSV traces (csv, electricitymaps-csv), relative to the
 	// config file's directory.
 	Dir string `json:"dir,omitempty"`
-	// Signal is "lca" (default) or "direct" for Electricity Maps data.
+	// Signal is what the numbers are: "lca" (default: average, lifecycle)
+	// or "direct" (average, direct emissions) for Electricity Maps data and
+	// CSV traces of it; "marginal" for WattTime's MOER (watttime-api, where
+	// it is the default and the only value) or CSV traces of marginal
+	// rates.
 	Signal string `json:"signal,omitempty"`
 	// Fill is what to do with missing hours in traces: "none" (default:
 	// an error), "previous" or "linear".

@@ -157,7 +157,21 @@ func TestParseRejects(t *testing.T) {
 		{"csv needs dir", "source: offline", "source: csv", "carbon:", "carbon.dir: required for source csv"},
 		{"api needs token", "source: offline", "source: watttime-api", "carbon:", "needs token_env or token_file"},
 		{"watttime needs username", "source: offline", "source: watttime-api\n  token_env: WT_PASSWORD", "carbon:", "source watttime-api needs username"},
-		{"watttime no signal", "source: offline", "source: watttime-api\n  token_env: WT\n  username: me\n  signal: lca", "signal: lca", "carbon.signal: applies to Electricity Maps only"},
+		{"hysteresis gain unit", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: \"5\"\n", "min_gain", "policy.hysteresis.min_gain: gain \"5\": give a unit"},
+		{"hysteresis gain number", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: 5\n", "min_gain", "policy.hysteresis.min_gain: gain \"5\": give a unit: \"5%\" (relative to the current region's value) or \"20g/kWh\" (absolute)"},
+		{"hysteresis null", "  name: C\n", "  name: C\n  hysteresis:\n", "hysteresis:", "policy.hysteresis: empty: write hysteresis: {} for the defaults (min_gain 10%, min_hold 3h, horizon 1h)"},
+		{"hysteresis gain range", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: 120%\n", "min_gain", "a relative gain must be below 100%"},
+		{"hysteresis gain negative", "  name: C\n", "  name: C\n  hysteresis:\n    min_gain: -3g/kWh\n", "min_gain", "must be >= 0"},
+		{"hysteresis hold hours", "  name: C\n", "  name: C\n  hysteresis:\n    min_hold: 90m\n", "min_hold", "policy.hysteresis.min_hold: 1h30m0s: want whole hours"},
+		{"hysteresis hold range", "  name: C\n", "  name: C\n  hysteresis:\n    min_hold: 200h\n", "min_hold", "200h0m0s out of range 0h..168h"},
+		{"hysteresis horizon zero", "  name: C\n", "  name: C\n  hysteresis: {horizon: 0s}\n", "hysteresis:", "policy.hysteresis.horizon: 0s out of range 1h..72h"},
+		{"hysteresis unknown field", "  name: C\n", "  name: C\n  hysteresis:\n    min_gains: 5%\n", "min_gains", "unknown field \"min_gains\" (known: horizon, min_gain, min_hold)"},
+		{"hysteresis policy D", "  name: C\n", "  name: D\n  hysteresis: {}\n", "hysteresis: {}", "policy.hysteresis: applies to the policies that rank by carbon (B, C, C+, C-cap); D ranks by a normalized per-site score"},
+		{"hysteresis policy A", "  name: C\n", "  name: a\n  hysteresis: {}\n", "hysteresis: {}", "A ignores carbon"},
+		{"marginal offline", "source: offline", "source: offline\n  signal: marginal", "signal: marginal", "carbon.signal: marginal: the offline model is of average (lifecycle) intensities"},
+		{"marginal electricity maps", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  signal: marginal", "signal: marginal", "carbon.signal: marginal: Electricity Maps gives average intensities"},
+		{"unknown signal", "source: offline", "source: offline\n  signal: average", "signal: average", "carbon.signal: want lca, direct or marginal, got \"average\""},
+		{"watttime no signal", "source: offline", "source: watttime-api\n  token_env: WT\n  username: me\n  signal: lca", "signal: lca", "carbon.signal: lca applies to Electricity Maps only"},
 		{"empty watttime region", "source: offline", "source: watttime-api\n  token_env: WT\n  username: me\n  watttime_regions:\n    IE: \"\"", "IE: \"\"", "carbon.watttime_regions.IE: empty WattTime region"},
 		{"username only for watttime", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  username: me", "username: me", "carbon.username: only for source watttime-api"},
 		{"credentials in url", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  url: https://me:secret@example.org", "url: https", "carbon.url: want http(s)://host[/path] without credentials"},
@@ -197,6 +211,52 @@ func TestParseRejects(t *testing.T) {
 			}
 			t.Errorf("no problem mentions %q; got:\n%v", c.want, err)
 		})
+	}
+}
+
+// TestHysteresisDefaults: no block, no hysteresis; an empty block takes
+// regions.DefaultHysteresis; given fields override it; carbon.signal says
+// what the numbers are.
+func TestHysteresisDefaults(t *testing.T) {
+	c, err := Parse([]byte(base), "base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.RoutingHysteresis(); h != nil {
+		t.Errorf("no block: hysteresis %v, want none (behaviour unchanged)", h)
+	}
+	if s := c.CarbonSignal(); s != regions.SignalLCA || s.Type() != "average" {
+		t.Errorf("offline signal %v", s)
+	}
+	cases := []struct {
+		block string
+		want  regions.Hysteresis
+	}{
+		{"  hysteresis: {}\n", regions.DefaultHysteresis()},
+		{"  hysteresis:\n    min_gain: 50g/kWh\n", regions.Hysteresis{MinGain: regions.Gain{Value: 50}, MinHold: regions.DefaultHysteresis().MinHold, Horizon: 1}},
+		{"  hysteresis:\n    min_gain: 2.5%\n    min_hold: 0s\n    horizon: 6h\n", regions.Hysteresis{MinGain: regions.Gain{Value: 2.5, Relative: true}, MinHold: 0, Horizon: 6}},
+	}
+	for _, tc := range cases {
+		c, err := Parse([]byte(edit(t, "  name: C\n", "  name: C\n"+tc.block)), "h.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.block, err)
+		}
+		if h := c.RoutingHysteresis(); h == nil || *h != tc.want {
+			t.Errorf("%q: hysteresis %v, want %v", tc.block, h, tc.want)
+		}
+	}
+	for src, want := range map[string]regions.Signal{
+		"source: csv\n  dir: x\n  signal: marginal":                     regions.SignalMarginal,
+		"source: watttime-api\n  token_env: W\n  username: u":           regions.SignalMarginal,
+		"source: electricitymaps-api\n  token_env: E\n  signal: direct": regions.SignalDirect,
+	} {
+		c, err := Parse([]byte(edit(t, "source: offline", src)), "s.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if got := c.CarbonSignal(); got != want {
+			t.Errorf("%q: signal %v, want %v", src, got, want)
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // Problem is one thing wrong with a configuration, located by file, line and
@@ -107,6 +109,13 @@ func Parse(data []byte, file string) (*Config, error) {
 		// checkNode accepts only what decodes; this is a safety net.
 		return nil, &ValidationError{Problems: []Problem{{File: file, Msg: err.Error()}}}
 	}
+	var extra []Problem
+	if l, ok := idx["policy.hysteresis"]; ok && c.Policy.Hysteresis == nil {
+		// A key with nothing under it decodes as null, i.e. off: say so
+		// rather than turn it off silently.
+		extra = append(extra, Problem{File: file, Line: l, Path: "policy.hysteresis",
+			Msg: "empty: write hysteresis: {} for the defaults (" + regions.DefaultHysteresis().String() + "), or leave it out for none"})
+	}
 	if err := c.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -114,9 +123,12 @@ func Parse(data []byte, file string) (*Config, error) {
 				ve.Problems[i].File = file
 				ve.Problems[i].Line = idx.line(ve.Problems[i].Path)
 			}
-			return nil, sortProblems(ve.Problems)
+			return nil, sortProblems(append(ve.Problems, extra...))
 		}
 		return nil, err
+	}
+	if len(extra) > 0 {
+		return nil, sortProblems(extra)
 	}
 	return &c, nil
 }
@@ -288,11 +300,15 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 			report(n, path, "want a string, got "+kindName(n))
 			return
 		}
+		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if n.Tag != "!!str" && n.Tag != "!!timestamp" {
+			if err := v.UnmarshalText([]byte(n.Value)); err != nil && t != timeType {
+				report(n, path, err.Error()) // quoting would not help (min_gain: 5 has no unit)
+				return
+			}
 			report(n, path, fmt.Sprintf("want a string, got %s %q (quote it)", n.ShortTag(), n.Value))
 			return
 		}
-		v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if err := v.UnmarshalText([]byte(n.Value)); err != nil {
 			if t == timeType { // not Go's reference layout (issue 15)
 				report(n, path, fmt.Sprintf("%q is not an RFC 3339 time: want e.g. 2022-01-10T00:00:00Z", n.Value))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
@@ -143,6 +144,41 @@ func (c *Config) Options() regions.Options {
 	return o
 }
 
+// CarbonSignal is the kind of numbers the carbon source gives:
+// marginal for watttime-api, else carbon.signal (default lca, an average
+// intensity).
+func (c *Config) CarbonSignal() regions.Signal {
+	if c.Carbon.Source == SourceWattTimeAPI {
+		return regions.SignalMarginal
+	}
+	s, err := regions.ParseSignal(c.Carbon.Signal)
+	if err != nil {
+		return regions.SignalLCA // Validate rejects it
+	}
+	return s
+}
+
+// RoutingHysteresis returns policy.hysteresis with its defaults filled in
+// (regions.DefaultHysteresis), or nil when the configuration has none:
+// then the ranking follows each hour's carbon alone.
+func (c *Config) RoutingHysteresis() *regions.Hysteresis {
+	h := c.Policy.Hysteresis
+	if h == nil {
+		return nil
+	}
+	out := regions.DefaultHysteresis()
+	if h.MinGain != nil {
+		out.MinGain = *h.MinGain
+	}
+	if h.MinHold != nil {
+		out.MinHold = int(h.MinHold.Duration / time.Hour)
+	}
+	if h.Horizon != nil {
+		out.Horizon = int(h.Horizon.Duration / time.Hour)
+	}
+	return &out
+}
+
 // OpenCarbon opens the configured carbon source: the offline synthetic
 // model (no files) or CSV traces under Carbon.Dir. The API sources are run
 // by the daemon (p4ctl run), which polls them; OpenCarbon reports that they
@@ -157,10 +193,11 @@ func (c *Config) OpenCarbon() (regions.CarbonSource, error) {
 		}
 		return src, nil
 	case SourceCSV, SourceElectricityMapsCSV:
-		m, err := regions.ParseMetric(cb.Signal)
+		sig, err := regions.ParseSignal(cb.Signal)
 		if err != nil {
 			return nil, fmt.Errorf("carbon.signal: %w", err)
 		}
+		m := sig.Metric()
 		f, err := regions.ParseFill(cb.Fill)
 		if err != nil {
 			return nil, fmt.Errorf("carbon.fill: %w", err)

@@ -487,12 +487,46 @@ func (c *Config) validatePolicy(p *problems) {
 	if _, err := regions.ParseColdMissing(c.Policy.ColdMissing); err != nil {
 		p.add("policy.cold_missing", "want exclude or warm, got %q", c.Policy.ColdMissing)
 	}
+	if h := c.Policy.Hysteresis; h != nil {
+		c.validateHysteresis(p, name, ok)
+	}
 	if name == PolicyD {
 		// Two generations of per-site rankings live side by side during an update.
 		if n := 2 * len(c.Sites) * len(c.Regions); n > rankSize {
 			p.add("policy.name", "policy D ranks per site: %d sites × %d regions × 2 generations = %d carbon_rank entries, the table holds %d", len(c.Sites), len(c.Regions), n, rankSize)
 		}
 	}
+}
+
+// validateHysteresis checks policy.hysteresis: whole hours in range, a
+// policy that ranks by carbon.
+func (c *Config) validateHysteresis(p *problems, name string, known bool) {
+	h := c.Policy.Hysteresis
+	if known && name != PolicyB && name != PolicyC && name != PolicyCPlus && name != PolicyCCap {
+		what := "A ignores carbon"
+		if name == PolicyD {
+			what = "D ranks by a normalized per-site score, for which a gain in % or g/kWh means nothing"
+		}
+		p.add("policy.hysteresis", "applies to the policies that rank by carbon (B, C, C+, C-cap); %s", what)
+	}
+	if g := h.MinGain; g != nil {
+		if err := (regions.Hysteresis{MinGain: *g, Horizon: 1}).Validate(); err != nil {
+			p.add("policy.hysteresis.min_gain", "%s out of range: 0%% ≤ relative < 100%%, 0 ≤ absolute ≤ %d g/kWh", g, regions.MaxAbsoluteGain)
+		}
+	}
+	hours := func(path string, d *Duration, lo, hi int) {
+		if d == nil {
+			return
+		}
+		switch v := d.Duration; {
+		case v%time.Hour != 0:
+			p.add(path, "%s: want whole hours (the ranking changes once an hour)", v)
+		case v < time.Duration(lo)*time.Hour || v > time.Duration(hi)*time.Hour:
+			p.add(path, "%s out of range %dh..%dh", v, lo, hi)
+		}
+	}
+	hours("policy.hysteresis.min_hold", h.MinHold, 0, regions.MaxHold)
+	hours("policy.hysteresis.horizon", h.Horizon, 1, regions.MaxHorizon)
 }
 
 func (c *Config) validateCarbon(p *problems) {
@@ -520,8 +554,8 @@ func (c *Config) validateCarbon(p *problems) {
 			if cb.Username == "" {
 				p.add("carbon", "source watttime-api needs username (the password comes from token_env or token_file)")
 			}
-			if cb.Signal != "" {
-				p.add("carbon.signal", "applies to Electricity Maps only (WattTime gives co2_moer, a marginal rate)")
+			if cb.Signal != "" && cb.Signal != "marginal" {
+				p.add("carbon.signal", "%s applies to Electricity Maps only (WattTime gives co2_moer, a marginal rate: signal marginal, the default here)", cb.Signal)
 			}
 			for _, z := range sortedKeys(cb.WattTimeRegions) {
 				if cb.WattTimeRegions[z] == "" {
@@ -542,8 +576,16 @@ func (c *Config) validateCarbon(p *problems) {
 	}
 	switch cb.Signal {
 	case "", "direct", "lca":
+	case "marginal":
+		switch cb.Source {
+		case SourceWattTimeAPI, SourceCSV:
+		case SourceOffline:
+			p.add("carbon.signal", "marginal: the offline model is of average (lifecycle) intensities; marginal rates come from watttime-api or CSV traces of them (source csv)")
+		default:
+			p.add("carbon.signal", "marginal: Electricity Maps gives average intensities (lca or direct); marginal rates come from watttime-api or CSV traces of them (source csv)")
+		}
 	default:
-		p.add("carbon.signal", "want lca or direct, got %q", cb.Signal)
+		p.add("carbon.signal", "want lca, direct or marginal, got %q", cb.Signal)
 	}
 	if _, err := regions.ParseFill(cb.Fill); err != nil {
 		p.add("carbon.fill", "want none, previous or linear, got %q", cb.Fill)

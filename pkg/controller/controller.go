@@ -268,8 +268,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		p := c.planner.Plan(tick.Hour)
 		c.setCurrent(p)
-		c.log.Info("plan", "hour", p.Hour.Format(time.RFC3339), "policy", p.Effective.String(), "stale", p.Stale,
-			"data_age", p.DataAge, "source", p.Source)
+		args := []any{"hour", p.Hour.Format(time.RFC3339), "policy", p.Effective.String(), "stale", p.Stale,
+			"data_age", p.DataAge, "source", p.Source, "signal", p.Signal}
+		if p.Hysteresis != "" {
+			args = append(args, "hysteresis", p.Hysteresis, "ranking", fmt.Sprint(p.Ranking))
+		}
+		c.log.Info("plan", args...)
 		for i, d := range c.drivers {
 			seqs[i] = d.Submit(p)
 		}

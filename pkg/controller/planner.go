@@ -68,6 +68,14 @@ type ZoneStatuser interface {
 	Status() []carbonapi.ZoneStatus
 }
 
+// Forecaster is implemented by live sources that cache forecasts of the
+// hours after the current one (carbonapi.Source.Forecast: WattTime's
+// co2_moer forecast, Electricity Maps' when fetched): a hysteresis horizon
+// beyond the current hour ranks by their mean.
+type Forecaster interface {
+	Forecast(zone string) []carbonapi.Reading
+}
+
 // SourceFactory opens the carbon source a configuration names. The default
 // is (*config.Config).OpenCarbon (offline model and CSV traces); the live
 // API clients plug in here.
@@ -144,12 +152,13 @@ type Reading struct {
 	Stale error
 }
 
-// Read returns the snapshot for the hour containing t.
-func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
-	hour := t.UTC().Truncate(time.Hour)
+// locate maps a schedule hour to the hour of the values served for it and
+// their age as the period alone says it (see CarbonFeed): the offline
+// model's year, the last hour of a trace that has ended, the age of values
+// filling a gap (ValueAger, also returned as filled).
+func (f *CarbonFeed) locate(cfg *config.Config, hour time.Time) (dataHour time.Time, age, filled time.Duration) {
 	p := f.Source.Period()
-	dataHour := hour
-	var age, filled time.Duration
+	dataHour = hour
 	if f.MapYears {
 		if h, ok := compiler.HourIn(p, hour); ok {
 			dataHour = h
@@ -161,16 +170,21 @@ func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
 			age = hour.Sub(dataHour)
 		}
 	}
-	if a, ok := f.Source.(DataAger); ok {
-		age = a.DataAge(t)
-	}
 	if va, ok := f.Source.(ValueAger); ok {
-		var oldest time.Duration
 		for _, r := range cfg.Regions {
-			oldest = max(oldest, va.ValueAge(cfg.Zone(r), dataHour))
+			filled = max(filled, va.ValueAge(cfg.Zone(r), dataHour))
 		}
-		age += oldest
-		filled = oldest
+		age += filled
+	}
+	return dataHour, age, filled
+}
+
+// Read returns the snapshot for the hour containing t.
+func (f *CarbonFeed) Read(cfg *config.Config, t time.Time) Reading {
+	hour := t.UTC().Truncate(time.Hour)
+	dataHour, age, filled := f.locate(cfg, hour)
+	if a, ok := f.Source.(DataAger); ok {
+		age = a.DataAge(t) + filled
 	}
 	if zs := f.Zones(); zs != nil {
 		age = 0
@@ -222,6 +236,19 @@ type Plan struct {
 	DataAge time.Duration `json:"data_age"`
 	// Carbon is the snapshot compiled from.
 	Carbon compiler.Carbon `json:"-"`
+	// Signal says what the carbon numbers are: "average (lifecycle)",
+	// "average (direct)" or "marginal (MOER)".
+	Signal string `json:"signal"`
+	// Hysteresis describes the configured hysteresis ("" when off).
+	Hysteresis string `json:"hysteresis,omitempty"`
+	// Ranking is the hysteretic carbon ranking installed, cleanest first
+	// (region indices); nil when hysteresis is off or the safe policy
+	// applies (then the compiler ranks by this hour's carbon).
+	Ranking []regions.Index `json:"ranking,omitempty"`
+	// ForecastHours is how many hours the ranking's scores are the mean of
+	// (1: the current hour; fewer than the horizon where the forecast or
+	// the trace ends).
+	ForecastHours int `json:"forecast_hours,omitempty"`
 
 	cfg   *config.Config
 	sites []*regions.Site
@@ -240,7 +267,8 @@ func (p *Plan) Compile(epoch uint8) (*compiler.State, error) {
 	if st, ok := p.compiled[epoch]; ok {
 		return st, nil
 	}
-	in := compiler.Input{Config: p.cfg, Sites: p.sites, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch}
+	in := compiler.Input{Config: p.cfg, Sites: p.sites, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch,
+		Ranking: p.Ranking, Hysteresis: p.Hysteresis}
 	st, err := compiler.Compile(in)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s for %s: %w", p.Effective, p.Hour.Format(time.RFC3339), err)
@@ -262,12 +290,16 @@ func (p *Plan) Config() *config.Config { return p.cfg }
 func (p *Plan) Options() regions.Options { return p.opts }
 
 // Decide returns pkg/regions' decision for a request of site i with the
-// given SLA under the plan's effective policy and carbon: what the switch
-// must do (C-cap is decided as C: capacities are the data plane's).
+// given SLA under the plan's effective policy and carbon, and its
+// hysteretic ranking when it has one: what the switch must do (C-cap is
+// decided as C: capacities are the data plane's).
 func (p *Plan) Decide(site int, slaMs float64) regions.Decision {
 	pol := p.Effective
 	if pol == regions.PolicyCCap {
 		pol = regions.PolicyC
+	}
+	if p.Ranking != nil && regions.Applies(pol) {
+		return regions.DecideRanked(pol, p.sites[site], p.cfg.Pool(), slaMs, p.Ranking, p.opts)
 	}
 	return regions.Decide(pol, p.sites[site], p.cfg.Pool(), slaMs, &p.Carbon.Intensity, p.opts)
 }
@@ -286,7 +318,17 @@ func (p *Plan) BaselineIntensity() float64 {
 	return sum / float64(len(p.sites))
 }
 
-// Planner turns schedule hours into plans.
+// Planner turns schedule hours into plans. With policy.hysteresis it
+// carries the hysteretic ranking from hour to hour (decision 40): each
+// plan steps the state of the hour before; a plan for the same hour again
+// (a re-plan) steps that state again, with the new values; missed hours
+// are caught up from the carbon history; and a planner without a state
+// (at start, after a restart, or asked for an earlier hour) replays the
+// history from its beginning — the trace's first hour, the offline
+// model's 1 January (its one year is the history of every year: the state
+// starts afresh each 1 January), a live source's oldest cached hour — so
+// replicas and restarts of the same configuration rank alike (for traces
+// and the model, exactly as one planner running since that hour).
 type Planner struct {
 	cfg    *config.Config
 	feed   *CarbonFeed
@@ -295,9 +337,16 @@ type Planner struct {
 	opts   regions.Options
 	bound  time.Duration
 	log    *slog.Logger
+	hyst   *regions.Hysteresis
+	signal regions.Signal
 	// latency, when set, replaces the profiles' latencies by the learned
 	// ones in every plan (LatencyLearner).
 	latency *LatencyLearner
+
+	mu      sync.Mutex
+	before  regions.RankState // the state of the hour before latest's
+	latest  regions.RankState // the state of the latest hour planned
+	replays int
 }
 
 // NewPlanner returns a planner for a validated configuration reading
@@ -318,7 +367,24 @@ func NewPlanner(cfg *config.Config, feed *CarbonFeed, log *slog.Logger) (*Planne
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Planner{cfg: cfg, feed: feed, policy: pol, sites: sites, opts: cfg.Options(), bound: bound, log: log}, nil
+	pl := &Planner{cfg: cfg, feed: feed, policy: pol, sites: sites, opts: cfg.Options(), bound: bound, log: log,
+		signal: cfg.CarbonSignal()}
+	if h := cfg.RoutingHysteresis(); h != nil && regions.Applies(pol) {
+		if err := h.Validate(); err != nil {
+			return nil, err
+		}
+		pl.hyst = h
+	}
+	return pl, nil
+}
+
+// Replays counts how often the planner rebuilt its hysteresis state from
+// the carbon history (at the first plan, after a restart, or when asked
+// for an earlier hour than the last).
+func (pl *Planner) Replays() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.replays
 }
 
 // StalenessBound returns how old carbon data may be before SafePolicy
@@ -338,7 +404,7 @@ func (pl *Planner) Plan(t time.Time) *Plan {
 	}
 	p := &Plan{Hour: t.UTC().Truncate(time.Hour), DataHour: r.DataHour, Source: pl.feed.Source.Describe(),
 		Configured: pl.policy, Effective: pl.policy, DataAge: r.Age, Carbon: r.Carbon,
-		cfg: pl.cfg, sites: sites, opts: pl.opts}
+		Signal: pl.signal.Describe(), cfg: pl.cfg, sites: sites, opts: pl.opts}
 	switch {
 	case r.Stale != nil:
 		p.Stale, p.Reason = true, fmt.Sprintf("the carbon source reports stale data: %v", r.Stale)
@@ -362,5 +428,152 @@ func (pl *Planner) Plan(t time.Time) *Plan {
 		}
 		pl.log.Warn("carbon data stale: compiling the safe policy", "hour", p.Hour, "policy", SafePolicy.String(), "configured", pl.policy.String(), "reason", p.Reason)
 	}
+	if pl.hyst != nil {
+		p.Hysteresis = pl.hyst.String()
+		if !p.Stale {
+			// A stale hour compiles the safe policy and leaves the state
+			// as it was: the ranking resumes from it with fresh data.
+			p.Ranking, p.ForecastHours = pl.rank(p.Hour, r.DataHour, &r.Carbon.Intensity)
+		}
+	}
 	return p
+}
+
+// maxCatchUp is the longest run of missed hours the planner steps through
+// from its latest state; a longer one (a daemon stopped for months)
+// replays the history from its beginning instead, as a restart does.
+const maxCatchUp = 24 * 366
+
+// rank steps the hysteretic ranking to hour (values c of dataHour) and
+// returns it with the number of hours its scores average.
+func (pl *Planner) rank(hour, dataHour time.Time, c *regions.HourCarbon) ([]regions.Index, int) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pool := pl.cfg.Pool()
+	var base regions.RankState
+	last := pl.latest.Hour()
+	switch {
+	case pl.latest.Valid() && hour.Equal(last):
+		base = pl.before // a re-plan of the same hour
+	case pl.latest.Valid() && hour.After(last) && hour.Sub(last) <= maxCatchUp*time.Hour &&
+		(!pl.feed.MapYears || hour.Year() == last.Year()): // the model's history starts each 1 January
+		base = pl.replay(pl.latest, last.Add(time.Hour), hour)
+	default:
+		pl.replays++
+		base = pl.replay(regions.RankState{}, pl.historyStart(hour), hour)
+	}
+	score, n := pl.score(hour, dataHour, c)
+	next, err := pl.hyst.Next(base, hour, pool, &score)
+	if err != nil { // not reached: base is always of an earlier hour
+		pl.log.Error("hysteresis: ranking by this hour's carbon instead", "hour", hour, "err", err)
+		return regions.Rank(nil, pool, c), 1
+	}
+	pl.before, pl.latest = base, next
+	return next.Order(), n
+}
+
+// historyStart is the first hour the hysteresis state is rebuilt from: the
+// offline model's 1 January of hour's year, else the source's first hour
+// (a trace's, or a live source's oldest cached one); hour itself when the
+// source has nothing before it.
+func (pl *Planner) historyStart(hour time.Time) time.Time {
+	if pl.feed.MapYears {
+		return time.Date(hour.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	from := pl.feed.Source.Period().From
+	if from.IsZero() || !from.Before(hour) {
+		return hour
+	}
+	return from
+}
+
+// replay steps st through the hours from..to (exclusive) of the carbon
+// history, as the plans of those hours would have: an hour whose data is
+// stale (beyond the staleness bound, as the plan judges it from the period
+// and filled gaps) or missing leaves the state unchanged.
+func (pl *Planner) replay(st regions.RankState, from, to time.Time) regions.RankState {
+	pool := pl.cfg.Pool()
+	live := pl.feed.Live()
+	for h := from; h.Before(to); h = h.Add(time.Hour) {
+		dataHour := h
+		if !live {
+			var age time.Duration
+			if dataHour, age, _ = pl.feed.locate(pl.cfg, h); age > pl.bound {
+				continue
+			}
+		}
+		c, err := compiler.Snapshot(pl.cfg, pl.feed.Source, dataHour)
+		if err != nil {
+			continue
+		}
+		score, _ := pl.score(h, dataHour, &c.Intensity)
+		if next, err := pl.hyst.Next(st, h, pool, &score); err == nil {
+			st = next
+		}
+	}
+	return st
+}
+
+// score is what the ranking compares at hour: the mean over the horizon of
+// the values of hour (c, of dataHour) and the hours after it — the trace's
+// or model's own next hours (a perfect forecast), else a live source's
+// cached forecast — stopping at the first hour neither has. It returns
+// the number of hours averaged.
+func (pl *Planner) score(hour, dataHour time.Time, c *regions.HourCarbon) (regions.HourCarbon, int) {
+	sum := *c
+	n := 1
+	src := pl.feed.Source
+	period := src.Period()
+	var fc map[string]map[int64]float64 // zone → unix hour → value
+	for k := 1; k < pl.hyst.Horizon; k++ {
+		next := dataHour.Add(time.Duration(k) * time.Hour)
+		if pl.feed.MapYears {
+			if h, ok := compiler.HourIn(period, hour.Add(time.Duration(k)*time.Hour)); ok {
+				next = h
+			}
+		}
+		var v regions.HourCarbon
+		ok := false
+		if period.Contains(next) {
+			if snap, err := compiler.Snapshot(pl.cfg, src, next); err == nil {
+				v, ok = snap.Intensity, true
+			}
+		}
+		if !ok {
+			if f, isF := src.(Forecaster); isF {
+				if fc == nil {
+					fc = map[string]map[int64]float64{}
+					for _, r := range pl.cfg.Regions {
+						z := pl.cfg.Zone(r)
+						m := map[int64]float64{}
+						for _, rd := range f.Forecast(z) {
+							m[rd.Hour.Unix()] = rd.Value
+						}
+						fc[z] = m
+					}
+				}
+				v, ok = *c, true // regions outside the configuration stay +Inf
+				for _, r := range pl.cfg.Regions {
+					idx, _ := pl.cfg.RegionIndex(r)
+					x, has := fc[pl.cfg.Zone(r)][next.Unix()]
+					if !has {
+						ok = false
+						break
+					}
+					v[idx] = x
+				}
+			}
+		}
+		if !ok {
+			break
+		}
+		for i := range sum {
+			sum[i] += v[i]
+		}
+		n++
+	}
+	for i := range sum {
+		sum[i] /= float64(n)
+	}
+	return sum, n
 }

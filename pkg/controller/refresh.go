@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -124,10 +125,12 @@ func (c *Controller) replan() {
 		return
 	}
 	p := c.planner.Plan(c.opts.Clock.Now())
-	if p.Stale == cur.Stale && p.Effective == cur.Effective {
+	if p.Stale == cur.Stale && p.Effective == cur.Effective && slices.Equal(p.Ranking, cur.Ranking) {
 		return
 	}
-	c.log.Warn("carbon data freshness changed: re-planning now", "stale", p.Stale, "policy", p.Effective.String(), "reason", p.Reason)
+	// The hysteretic ranking is submitted when it changed too: the
+	// planner's state is then what the switches hold.
+	c.log.Warn("carbon data freshness or hysteretic ranking changed: re-planning now", "stale", p.Stale, "policy", p.Effective.String(), "reason", p.Reason)
 	c.setCurrent(p)
 	for _, d := range c.drivers {
 		d.Submit(p)

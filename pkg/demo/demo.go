@@ -118,17 +118,21 @@ type Ranked struct {
 
 // Result is the demo's summary.
 type Result struct {
-	Config       string    `json:"config"`
-	CarbonSource string    `json:"carbon_source"`
-	Policy       string    `json:"policy"`
-	Switch       string    `json:"switch"`
-	Start        time.Time `json:"start"`
-	Speed        float64   `json:"speed"`
-	EnergyWh     float64   `json:"energy_per_request_wh"`
-	Hours        []Hour    `json:"hours"`
-	Totals       Totals    `json:"totals"`
-	Plots        []string  `json:"plots,omitempty"`
-	WallSeconds  float64   `json:"wall_seconds"`
+	Config       string `json:"config"`
+	CarbonSource string `json:"carbon_source"`
+	// Signal is what the carbon numbers are (average or marginal).
+	Signal string `json:"signal"`
+	// Hysteresis describes policy.hysteresis ("" when off).
+	Hysteresis  string    `json:"hysteresis,omitempty"`
+	Policy      string    `json:"policy"`
+	Switch      string    `json:"switch"`
+	Start       time.Time `json:"start"`
+	Speed       float64   `json:"speed"`
+	EnergyWh    float64   `json:"energy_per_request_wh"`
+	Hours       []Hour    `json:"hours"`
+	Totals      Totals    `json:"totals"`
+	Plots       []string  `json:"plots,omitempty"`
+	WallSeconds float64   `json:"wall_seconds"`
 }
 
 // Totals sum the hours.
@@ -232,9 +236,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	pol, _ := cfg.RoutingPolicy()
-	res := &Result{Config: o.ConfigName, CarbonSource: src.Describe(), Policy: pol.String(), Switch: swDesc,
+	res := &Result{Config: o.ConfigName, CarbonSource: src.Describe(), Signal: cfg.CarbonSignal().Describe(), Policy: pol.String(), Switch: swDesc,
 		Start: o.Start, Speed: o.Speed, EnergyWh: o.EnergyPerRequestWh,
 		Totals: Totals{Routed: map[string]int{}, Predicted: map[string]int{}, CountersMatch: true}}
+	if h := cfg.RoutingHysteresis(); h != nil {
+		res.Hysteresis = h.String()
+	}
 	if o.OnStart != nil {
 		o.OnStart(res)
 	}

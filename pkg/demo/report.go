@@ -19,19 +19,24 @@ import (
 // WriteHeader writes the description of the run and the per-hour column
 // headers (the table output streams one HourLine per hour below it).
 func WriteHeader(w io.Writer, r *Result) error {
+	hyst := ""
+	if r.Hysteresis != "" {
+		hyst = ", hysteresis " + r.Hysteresis
+	}
 	speed := "as fast as possible"
 	if r.Speed > 0 {
 		speed = fmt.Sprintf("%gx (%s per hour)", r.Speed, durationPerHour(r.Speed))
 	}
 	_, err := fmt.Fprintf(w, `p4ctl demo
   switch:  %s
-  config:  %s (policy %s)
+  config:  %s (policy %s%s)
   carbon:  %s
+  signal:  %s
   replay:  from %s at %s; per hour: the mixed SLA workload through the data plane
   gCO2:    estimated with %g Wh per request (an assumption; savings do not depend on it)
 
 %-5s  %-6s %5s  %-46s  %-58s  %9s  %9s  %7s  %4s  %s
-`, r.Switch, r.Config, r.Policy, r.CarbonSource, r.Start.Format("2006-01-02 15:04Z"), speed, r.EnergyWh,
+`, r.Switch, r.Config, r.Policy, hyst, r.CarbonSource, r.Signal, r.Start.Format("2006-01-02 15:04Z"), speed, r.EnergyWh,
 		"hour", "policy", "wrote", "carbon ranking (gCO2eq/kWh, cleanest first)", "requests per region (switch counters)",
 		"gCO2", "nearest", "saving", "SLA✗", "check")
 	return err

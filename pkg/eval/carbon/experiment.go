@@ -32,6 +32,7 @@ const z95 = 1.6448536269514722
 // Config describes one experiment.
 type Config struct {
 	Source        regions.CarbonSource // carbon data (required)
+	Signal        regions.Signal       // what its numbers are (default lca: average, lifecycle)
 	Period        regions.Period       // hours requests are drawn from (required)
 	Site          *regions.Site        // client site (default regions.Mumbai())
 	Pools         []int                // pool sizes (default 5 and 12: the first n catalog regions)
@@ -181,6 +182,7 @@ type ZoneRow struct {
 // Result is the whole experiment's output.
 type Result struct {
 	CarbonSource  string         `json:"carbon_source"`
+	Signal        string         `json:"signal"` // e.g. "average (lifecycle)"
 	Period        regions.Period `json:"period"`
 	Hours         int            `json:"hours"`
 	Site          string         `json:"site"`
@@ -275,7 +277,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	classes = append(classes, class{name: "mixed", index: len(cfg.SLAs)})
 	res := &Result{
-		CarbonSource: cfg.Source.Describe(), Period: cfg.Period, Hours: tab.Hours(), Site: cfg.Site.Name(),
+		CarbonSource: cfg.Source.Describe(), Signal: cfg.Signal.Describe(), Period: cfg.Period, Hours: tab.Hours(), Site: cfg.Site.Name(),
 		Seed: cfg.Seed, Runs: cfg.Runs, Requests: cfg.Requests, MixedRequests: cfg.MixedRequests,
 		SLAs: cfg.SLAs, Mix: cfg.Mix, Pools: cfg.Pools, LatencyModel: cfg.LatencyModel,
 		Options: OptionsJSON{Alpha: cfg.Options.Alpha, W: cfg.Options.W, ColdMissing: cfg.Options.ColdMissing.String(),
@@ -542,7 +544,7 @@ func zones(tab *regions.CarbonTable, set regions.RegionSet) []ZoneRow {
 
 func notes(cfg *Config, res *Result) []string {
 	n := []string{
-		"Carbon source: " + res.CarbonSource + ".",
+		"Carbon source: " + res.CarbonSource + "; signal: " + res.Signal + ".",
 		"Figures labelled 'paper' are the paper's (Electricity Maps, January 2025), quoted for comparison; ours are computed.",
 		"std is the standard deviation of the per-run means across runs; exact is the expectation over every hour of the period (no sampling).",
 		"p-value: two-sided Mann–Whitney U of the per-run means, policy vs A (exact distribution when there are no ties).",

@@ -24,7 +24,7 @@ import (
 // heatmap and the CDF of per-run savings of C, per pool. Every plot names
 // its carbon source. It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	src := figure.Source(r.CarbonSource)
+	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
 	var files []string
 	save := func(p *plot.Plot, name string, w, h vg.Length, opts ...figure.Option) error {
 		fs, err := figure.Save(p, dir, name, w, h, opts...)

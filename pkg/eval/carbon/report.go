@@ -13,6 +13,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("Carbon-aware SLA routing (p4ctl eval carbon)\n")
 	ew.printf("  carbon source: %s\n", r.CarbonSource)
+	ew.printf("  signal: %s\n", r.Signal)
 	ew.printf("  period: %s (%d hours); site %s; seed %d; %d runs × %d requests per SLA class, %d per mixed run\n",
 		r.Period, r.Hours, r.Site, r.Seed, r.Runs, r.Requests, r.MixedRequests)
 	ew.printf("  policies: α=%.2g, w=%.2g, cold-missing=%s, keep-alive %gs, C-cap share %.2g; latency model %s\n",

@@ -16,6 +16,12 @@ import (
 // Ireland) and the given carbon section, and loads it.
 func writeConfig(t *testing.T, carbon string, files map[string]string) (*config.Config, error) {
 	t.Helper()
+	return writeConfigPolicy(t, "", carbon, files)
+}
+
+// writeConfigPolicy is writeConfig with more lines in the policy block.
+func writeConfigPolicy(t *testing.T, policy, carbon string, files map[string]string) (*config.Config, error) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
@@ -36,7 +42,7 @@ sites:
     profile: mumbai
 policy:
   name: C
-carbon:
+` + policy + `carbon:
 ` + carbon
 	path := filepath.Join(dir, "p4ctl.yaml")
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
@@ -82,6 +88,38 @@ func TestFromConfigElectricityMaps(t *testing.T) {
 				t.Errorf("describe %q", src.Describe())
 			}
 		})
+	}
+}
+
+// TestFromConfigForecast: Electricity Maps forecasts are fetched only when
+// a hysteresis horizon beyond the current hour ranks by them.
+func TestFromConfigForecast(t *testing.T) {
+	clk := newClock(tRef())
+	srv := newEMServer(t, clk.Now)
+	t.Setenv("P4CTL_TEST_EM_TOKEN", emTestToken)
+	carbon := "  source: electricitymaps-api\n  url: " + srv.srv.URL + "\n  token_env: P4CTL_TEST_EM_TOKEN\n"
+	for _, c := range []struct {
+		policy string
+		want   bool
+	}{
+		{"", false},
+		{"  hysteresis: {}\n", false},
+		{"  hysteresis: {horizon: 6h}\n", true},
+	} {
+		cfg, err := writeConfigPolicy(t, c.policy, carbon, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := FromConfig(cfg, testOptions(clk, &sleeper{}, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(src.Forecast("IN-WE")) > 0; got != c.want {
+			t.Errorf("policy %q: forecast fetched %v, want %v", c.policy, got, c.want)
+		}
 	}
 }
 

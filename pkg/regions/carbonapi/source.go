@@ -249,11 +249,21 @@ func FromConfig(cfg *config.Config, o Options) (*Source, error) {
 		Zones:           zones,
 		WattTimeRegions: cb.WattTimeRegions,
 		StalenessBound:  cb.StalenessBound.Duration,
+		// A hysteresis horizon beyond the current hour ranks by the
+		// forecast: fetch Electricity Maps' (WattTime's values are one).
+		Forecast: forecastNeeded(cfg),
 	}, o)
 	if err != nil {
 		return nil, fmt.Errorf("carbon: %w", err)
 	}
 	return src, nil
+}
+
+// forecastNeeded reports whether the configuration ranks by a forecast
+// (policy.hysteresis.horizon beyond 1 h).
+func forecastNeeded(cfg *config.Config) bool {
+	h := cfg.RoutingHysteresis()
+	return h != nil && h.Horizon > 1
 }
 
 // Refresh fetches every zone (Options.Concurrency at a time) within
@@ -529,7 +539,9 @@ func (s *Source) Status() []ZoneStatus {
 
 // Forecast returns the cached values of hours after the current one, oldest
 // first: Electricity Maps forecasts (when Config.Forecast) or the rest of
-// the latest WattTime forecast. Routing never uses them.
+// the latest WattTime forecast. Only a hysteresis horizon beyond 1 h uses
+// them (the mean the ranking compares, pkg/controller); the value routed
+// on is always the current hour's.
 func (s *Source) Forecast(zone string) []Reading {
 	s.mu.Lock()
 	defer s.mu.Unlock()
