@@ -29,6 +29,8 @@ type demoOptions struct {
 	GRPCAddr   string
 	EnergyWh   float64
 	Quick      bool
+	Drift      bool
+	DriftAfter int
 	Format     output.Format
 
 	changed func(string) bool
@@ -55,7 +57,20 @@ read back from the switch's region_routed counter over P4Runtime, the
 estimated gCO2 against the nearest-region baseline and SLA violations; then
 totals, and PNG/SVG plots in --out-dir. It checks that the switch's counters
 equal what pkg/regions' policy decides for the same requests and fails
-(exit 1) if they differ.`,
+(exit 1) if they differ.
+
+Mid-run (--drift, on by default; --drift-after) it closes the latency loop
+in real time for about 15 s: replies come back after emulated round trips
+(70 % of each profile P95), then the round trip of a (site, region) pair
+that carries an SLA class rises past the class's budget. The switch times
+requests in band and reports round trips as P4Runtime digests; the
+controller's sliding-window P95 crosses the budget, sla_feasibility is
+recompiled and pushed, and the class goes elsewhere; after the recovery it
+comes back. The demo prints these moments and fails (exit 1) unless the
+class left within a second of the crossing, nothing was routed over budget
+once the estimator had converged, and the class came back. With
+latency.source static it learns with demo settings (blend, 3 s window,
+2 s dwell; demo.DemoLatency).`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -70,7 +85,9 @@ equal what pkg/regions' policy decides for the same requests and fails
 	deprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
-	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced (explicit --hours, --requests, --speed win)")
+	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced, no drift episode (explicit --hours, --requests, --speed, --drift win)")
+	f.BoolVar(&o.Drift, "drift", true, "run the latency-drift episode mid-run (~15 s of real time: a region slows past an SLA class's budget, the switch measures it, the controller stops routing the class there, then takes it back)")
+	f.IntVar(&o.DriftAfter, "drift-after", 0, "run the drift episode after this many hours (0 = half of --hours)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }
@@ -106,6 +123,12 @@ func (o *demoOptions) Validate() error {
 		if !o.changed("speed") {
 			o.Speed = "max"
 		}
+		if !o.changed("drift") {
+			o.Drift = false
+		}
+	}
+	if o.DriftAfter < 0 || o.DriftAfter > o.Hours {
+		return usageErrorf("--drift-after %d: want 0..--hours (%d)", o.DriftAfter, o.Hours)
 	}
 	if o.Hours < 1 || o.Hours > 24*366 {
 		return usageErrorf("--hours %d: want 1..8784", o.Hours)
@@ -144,6 +167,9 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 	table := o.Format == output.Table
 	opts := demo.Options{Config: o.cfg, ConfigName: o.cfgName, Start: o.start, Hours: o.Hours, RequestsPerHour: o.Requests,
 		Speed: o.speed, Seed: o.Seed, EnergyPerRequestWh: o.EnergyWh, GRPCAddr: o.GRPCAddr}
+	if o.Drift {
+		opts.Drift = &demo.DriftOptions{AfterHour: o.DriftAfter}
+	}
 	bar := newHourBar(s.Err, o.Hours)
 	defer bar.finish()
 	opts.Progress = bar.set
@@ -155,6 +181,14 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 		opts.OnHour = func(h demo.Hour) {
 			bar.clear()
 			fmt.Fprintln(s.Out, demo.HourLine(h))
+		}
+		opts.OnDriftStart = func(r *demo.DriftReport) {
+			bar.clear()
+			_ = demo.WriteDriftHeader(s.Out, r)
+		}
+		opts.OnMoment = func(m demo.Moment) {
+			bar.clear()
+			fmt.Fprintln(s.Out, demo.MomentLine(m))
 		}
 	}
 	res, err := demo.Run(ctx, opts)
@@ -176,6 +210,9 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 	}
 	if errors.Is(err, demo.ErrMismatch) {
 		return fmt.Errorf("DEMO FAILED: %w (see the per-region table above)", err)
+	}
+	if errors.Is(err, demo.ErrDrift) {
+		return fmt.Errorf("DEMO FAILED: %w (see the latency drift section above)", err)
 	}
 	return err
 }

@@ -254,7 +254,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.learnLatency(ctx)
+			c.RunLatency(ctx, func(context.Context, []LatencyChange) { c.relatency() })
 		}()
 	}
 	sched := c.opts.Schedule

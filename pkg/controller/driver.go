@@ -362,6 +362,9 @@ func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
 	}
 	if err == nil {
 		d.PollCounters(ctx)
+		if client, _, _ := d.conn(); client != nil {
+			d.enableDigests(ctx, client)
+		}
 	}
 	return rep, err
 }
@@ -646,7 +649,6 @@ func (d *Driver) Run(ctx context.Context) error {
 					repaired := d.repair
 					d.repair = ""
 					d.mu.Unlock()
-					d.enableDigests(ctx, client)
 					if repaired != "" {
 						d.opts.Metrics.observeRepair(d.target.Name, repaired)
 						d.log.Info("drift repaired", "kind", repaired)
@@ -667,6 +669,22 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.verify(ctx, false)
 		case <-verifyFull:
 			d.verify(ctx, true)
+		}
+	}
+}
+
+// ConsumeDigests hands every latency digest list the switch sends to
+// DriverOptions.OnLatency and acknowledges it, until ctx is done. The
+// controller runs it beside Run (or beside Step, in the demo).
+func (d *Driver) ConsumeDigests(ctx context.Context) {
+	client := d.Client()
+	if client == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
 		case l := <-client.Digests():
 			d.onDigests(ctx, client, l)
 		}

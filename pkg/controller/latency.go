@@ -300,10 +300,24 @@ func digestSamples(idx *p4rt.Index, l *p4v1.DigestList) ([]pipeline.LatencySampl
 	return out, nil
 }
 
-// learnLatency evaluates the latency learner every EvaluateEvery until ctx
-// is done and, when a pair's compiled latency moved, plans the current hour
-// again with the learned latencies and submits it to every switch.
-func (c *Controller) learnLatency(ctx context.Context) {
+// RunLatency runs the latency loop until ctx is done: every driver's
+// digests are consumed, and every EvaluateEvery the learner is evaluated;
+// when compiled latencies moved, onChange is called (Run re-plans the
+// current hour and submits it; a caller driving Step, like the demo, pushes
+// synchronously). It returns at once when latency is not learned.
+func (c *Controller) RunLatency(ctx context.Context, onChange func(ctx context.Context, changes []LatencyChange)) {
+	if c.latency == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, d := range c.drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.ConsumeDigests(ctx)
+		}()
+	}
 	t := time.NewTicker(c.latency.EvaluateEvery())
 	defer t.Stop()
 	for {
@@ -312,8 +326,8 @@ func (c *Controller) learnLatency(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if len(c.latency.Evaluate(c.latency.now())) > 0 {
-			c.relatency()
+		if chs := c.latency.Evaluate(c.latency.now()); len(chs) > 0 {
+			onChange(ctx, chs)
 		}
 	}
 }
@@ -397,3 +411,12 @@ func FetchLatency(ctx context.Context, addr string) (LatencyTable, error) {
 	}
 	return t, nil
 }
+
+// P95 returns the measured P95 (ms) of (site id, region) over the window
+// ending now, and how many samples it rests on.
+func (l *LatencyLearner) P95(site uint16, region uint8) (ms float64, samples int, ok bool) {
+	return l.est.P95(latency.Key{Site: site, Region: region}, l.now())
+}
+
+// Config returns the latency settings in force (defaults applied).
+func (l *LatencyLearner) Config() config.LatencyLearning { return l.cfg }

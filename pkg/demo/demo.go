@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -76,6 +78,14 @@ type Options struct {
 	Progress func(done, total int)
 	// Log receives the controller's log (default: discarded).
 	Log *slog.Logger
+	// Drift, when set, runs the latency-drift episode mid-run (real time,
+	// about 15 s): the closed latency loop, measured and checked. The
+	// configuration's latency block is used when it learns, DemoLatency
+	// otherwise. OnDriftStart is called when it starts (with its target),
+	// OnMoment with each moment as it happens.
+	Drift        *DriftOptions
+	OnDriftStart func(*DriftReport)
+	OnMoment     func(Moment)
 }
 
 // Hour is one replayed hour.
@@ -123,16 +133,20 @@ type Result struct {
 	// Signal is what the carbon numbers are (average or marginal).
 	Signal string `json:"signal"`
 	// Hysteresis describes policy.hysteresis ("" when off).
-	Hysteresis  string    `json:"hysteresis,omitempty"`
-	Policy      string    `json:"policy"`
-	Switch      string    `json:"switch"`
-	Start       time.Time `json:"start"`
-	Speed       float64   `json:"speed"`
-	EnergyWh    float64   `json:"energy_per_request_wh"`
-	Hours       []Hour    `json:"hours"`
-	Totals      Totals    `json:"totals"`
-	Plots       []string  `json:"plots,omitempty"`
-	WallSeconds float64   `json:"wall_seconds"`
+	Hysteresis string    `json:"hysteresis,omitempty"`
+	Policy     string    `json:"policy"`
+	Switch     string    `json:"switch"`
+	Start      time.Time `json:"start"`
+	Speed      float64   `json:"speed"`
+	EnergyWh   float64   `json:"energy_per_request_wh"`
+	Hours      []Hour    `json:"hours"`
+	Totals     Totals    `json:"totals"`
+	Plots      []string  `json:"plots,omitempty"`
+	// Drift is the latency-drift episode (Options.Drift).
+	Drift       *DriftReport `json:"latency_drift,omitempty"`
+	WallSeconds float64      `json:"wall_seconds"`
+
+	streamed bool // the drift's moments were streamed (OnMoment): totals print only its summary
 }
 
 // Totals sum the hours.
@@ -156,6 +170,10 @@ type Totals struct {
 // or headers disagree with pkg/regions' decisions.
 var ErrMismatch = errors.New("routed requests read back from the switch differ from what pkg/regions decides")
 
+// ErrDrift is returned (with the full result) when the latency-drift
+// episode's checks fail (DriftReport.Failed).
+var ErrDrift = errors.New("the latency loop did not follow the drift")
+
 // Run runs the demo.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	wall := time.Now()
@@ -172,12 +190,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
 	}
+	if o.Drift != nil {
+		d := *o.Drift
+		if d.AfterHour <= 0 || d.AfterHour > o.Hours {
+			d.AfterHour = max(1, o.Hours/2)
+		}
+		o.Drift = &d
+	}
 	if o.EnergyPerRequestWh <= 0 {
 		o.EnergyPerRequestWh = controller.DefaultEnergyPerRequestWh
 	}
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if o.Drift != nil && !cfg.Latency.Learning() {
+		c := *cfg
+		c.Latency = DemoLatency()
+		cfg = &c
 	}
 	src, err := cfg.OpenCarbon()
 	if err != nil {
@@ -235,6 +265,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := ctl.Connect(ctx); err != nil {
 		return nil, err
 	}
+	// The latency loop: digests in, learned latencies out; a change pushes
+	// the current hour again at once (drift episode).
+	var curHour atomic.Pointer[time.Time]
+	var ep atomic.Pointer[drift]
+	lctx, lstop := context.WithCancel(ctx)
+	var lwg sync.WaitGroup
+	defer func() { lstop(); lwg.Wait() }()
+	lwg.Add(1)
+	go func() {
+		defer lwg.Done()
+		ctl.RunLatency(lctx, func(ctx context.Context, chs []controller.LatencyChange) {
+			push := func(ctx context.Context) (int, time.Duration, error) {
+				at := curHour.Load()
+				if at == nil {
+					return 0, 0, nil
+				}
+				start := time.Now()
+				_, reps, err := ctl.Step(ctx, *at)
+				n := 0
+				for _, r := range reps {
+					n += r.Writes
+				}
+				return n, time.Since(start), err
+			}
+			if d := ep.Load(); d != nil {
+				d.onChange(ctx, chs, push)
+				return
+			}
+			_, _, _ = push(ctx)
+		})
+	}()
 	pol, _ := cfg.RoutingPolicy()
 	res := &Result{Config: o.ConfigName, CarbonSource: src.Describe(), Signal: cfg.CarbonSignal().Describe(), Policy: pol.String(), Switch: swDesc,
 		Start: o.Start, Speed: o.Speed, EnergyWh: o.EnergyPerRequestWh,
@@ -258,6 +319,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := clk.SleepUntil(ctx, at); err != nil {
 			return res, err
 		}
+		curHour.Store(&at)
 		plan, reps, err := ctl.Step(ctx, at)
 		if err != nil {
 			return res, fmt.Errorf("demo: hour %s: %w", at.Format(time.RFC3339), err)
@@ -337,6 +399,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if o.OnHour != nil {
 			o.OnHour(hr)
 		}
+		if o.Drift != nil && h+1 == o.Drift.AfterHour {
+			rep, err := runDrift(ctx, *o.Drift, cfg, ctl, emb.Switch, traffic, sites, classes, rng, func() uint32 { id++; return id }, execClass, &ep, o.OnDriftStart, o.OnMoment)
+			if err != nil {
+				return res, err
+			}
+			res.Drift, res.streamed = rep, o.OnMoment != nil
+			// The episode's requests are not this hour's: count from here.
+			cells, err := client.ReadCounter(ctx, pipeline.CounterRegionRouted, -1)
+			if err != nil {
+				return res, fmt.Errorf("demo: read region_routed: %w", err)
+			}
+			prev = map[string]int{}
+			for _, c := range cells {
+				if c.Packets > 0 {
+					prev[regionName(regions.Index(c.Index))] = int(c.Packets)
+				}
+			}
+		}
 		if o.Progress != nil {
 			o.Progress(h+1, o.Hours)
 		}
@@ -346,6 +426,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.WallSeconds = time.Since(wall).Seconds()
 	if !res.Totals.CountersMatch || res.Totals.HeaderMismatches > 0 {
 		return res, ErrMismatch
+	}
+	if res.Drift != nil && !res.Drift.OK {
+		return res, ErrDrift
 	}
 	return res, nil
 }

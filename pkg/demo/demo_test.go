@@ -70,3 +70,40 @@ func TestDemoQuick(t *testing.T) {
 		t.Errorf("plots %v", files)
 	}
 }
+
+// The closed latency loop (issue 12 item 5): mid-run a pair that carries an
+// SLA class slows past the class's budget; the switch's latency probes
+// measure it, the controller stops routing the class there within a second
+// of the measured P95 crossing the budget, routes nothing over budget once
+// the estimator has converged, and takes the class back after recovery.
+func TestDemoDrift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time episode (~15 s); skipped with -short")
+	}
+	cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := demo.Run(ctx, demo.Options{Config: cfg, ConfigName: examples.MumbaiName, Hours: 2, RequestsPerHour: 200,
+		Drift: &demo.DriftOptions{}})
+	var buf bytes.Buffer
+	if res != nil && res.Drift != nil {
+		_ = demo.WriteDrift(&buf, res.Drift, true)
+	}
+	t.Log("\n" + buf.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Drift
+	if d == nil || !d.OK {
+		t.Fatalf("drift episode: %+v", d)
+	}
+	if d.CrossAtS < d.DriftAtS || d.ReturnAtS < d.RecoverAtS || d.SamplesToCross == 0 || d.PushWrites == 0 {
+		t.Errorf("moments out of order or empty: %+v", d)
+	}
+	if !res.Totals.CountersMatch {
+		t.Errorf("hours after the episode disagree with the policy: %+v", res.Totals)
+	}
+}

@@ -141,6 +141,11 @@ func WriteTotals(w io.Writer, r *Result) error {
 	} else {
 		fmt.Fprintf(w, "  MISMATCH: counters equal in every hour: %v; requests whose header region differs from the prediction: %d\n", t.CountersMatch, t.HeaderMismatches)
 	}
+	if r.Drift != nil {
+		if err := WriteDrift(w, r.Drift, !r.streamed); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(w, "wall time: %.1fs\n", r.WallSeconds)
 	return err
 }

@@ -3,7 +3,9 @@ package demo
 import (
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
@@ -21,19 +23,41 @@ var (
 const ClientPort = 40000
 
 // Traffic builds request frames from a configuration's client sites and
-// plays the servers of its local pools: every request the switch binds to a
-// server is answered at once with a reply from that server, so the
-// switch releases the slot (docs/PIPELINE.md step 11).
+// plays the servers of its local pools and the gateways of its remote
+// regions: every request the switch binds to a server, or forwards to a
+// remote region, is answered with a reply from that server (so the switch
+// releases the slot, docs/PIPELINE.md step 11) or gateway — at once, or
+// after the emulated delay SetDelay gives.
 type Traffic struct {
-	cfg     *config.Config
-	servers map[uint16]config.Server
+	cfg      *config.Config
+	servers  map[uint16]config.Server
+	gateways map[uint8]config.Remote // by region index
 
 	replies atomic.Uint64
+	delay   atomic.Pointer[DelayFunc]
+	pending sync.WaitGroup
 }
+
+// DelayFunc is the emulated round trip of a request of site id to region
+// (its reply is injected that long after the request left the switch).
+type DelayFunc func(site uint16, region uint8) time.Duration
+
+// SetDelay makes replies wait d's delay (nil: answer at once). Waiting
+// replies are injected from timers; Wait waits for them.
+func (t *Traffic) SetDelay(d DelayFunc) {
+	if d == nil {
+		t.delay.Store(nil)
+		return
+	}
+	t.delay.Store(&d)
+}
+
+// Wait waits for every delayed reply to have been injected.
+func (t *Traffic) Wait() { t.pending.Wait() }
 
 // NewTraffic prepares traffic for cfg (every site needs a prefix).
 func NewTraffic(cfg *config.Config) (*Traffic, error) {
-	t := &Traffic{cfg: cfg, servers: map[uint16]config.Server{}}
+	t := &Traffic{cfg: cfg, servers: map[uint16]config.Server{}, gateways: map[uint8]config.Remote{}}
 	for i, s := range cfg.Sites {
 		if len(s.Prefixes) == 0 {
 			return nil, fmt.Errorf("site %d (%s) has no prefix", i, s.Name)
@@ -43,6 +67,11 @@ func NewTraffic(cfg *config.Config) (*Traffic, error) {
 		if l := r.NextHop.Local; l != nil {
 			for _, s := range l.Servers {
 				t.servers[uint16(s.ID)] = s
+			}
+		}
+		if rm := r.NextHop.Remote; rm != nil {
+			if idx, ok := cfg.RegionIndex(r); ok {
+				t.gateways[uint8(idx)] = *rm
 			}
 		}
 	}
@@ -80,35 +109,60 @@ func (t *Traffic) Request(site int, id uint32, slaMs uint16, execClass uint8) []
 	return b
 }
 
-// Serve makes the configuration's servers answer every request the switch
-// binds to them; the returned function stops it.
+// Serve makes the configuration's servers and gateways answer every
+// request the switch binds to them or forwards to them; the returned
+// function stops it.
 func (t *Traffic) Serve(sw *dataplane.Switch) (stop func()) {
 	return sw.OnEgress(func(e dataplane.Egress) {
 		if e.Nack {
 			return
 		}
 		f, ok, err := wire.ParseFrame(e.Frame)
-		if err != nil || !ok || f.Header.Type != wire.MsgRequest || f.Header.Server == wire.NoServer {
+		if err != nil || !ok || f.Header.Type != wire.MsgRequest {
 			return
 		}
-		s, ok := t.servers[f.Header.Server]
-		if !ok {
-			return
+		var srcMAC uint64
+		var srcIP net.IP
+		var port uint32
+		if f.Header.Server == wire.NoServer {
+			g, ok := t.gateways[f.Header.Region]
+			if !ok {
+				return
+			}
+			srcMAC, srcIP, port = uint64(g.MAC), g.IP.AsSlice(), uint32(g.Port)
+		} else {
+			s, ok := t.servers[f.Header.Server]
+			if !ok {
+				return
+			}
+			srcMAC, srcIP, port = uint64(s.MAC), s.IP.AsSlice(), uint32(s.Port)
 		}
 		mac := make(net.HardwareAddr, 6)
-		v := uint64(s.MAC)
 		for i := 5; i >= 0; i-- {
-			mac[i] = byte(v)
-			v >>= 8
+			mac[i] = byte(srcMAC)
+			srcMAC >>= 8
 		}
-		reply := wire.Frame{SrcMAC: mac, DstMAC: f.SrcMAC, SrcIP: s.IP.AsSlice(), DstIP: f.SrcIP,
+		reply := wire.Frame{SrcMAC: mac, DstMAC: f.SrcMAC, SrcIP: srcIP, DstIP: f.SrcIP,
 			SrcPort: wire.UDPPort, DstPort: f.SrcPort, Header: f.Header.Reply(f.Header.Server), Payload: []byte("resp")}
 		b, err := reply.Build()
 		if err != nil {
 			return
 		}
-		sw.Inject(uint32(s.Port), b)
-		t.replies.Add(1)
+		send := func() {
+			sw.Inject(port, b)
+			t.replies.Add(1)
+		}
+		if d := t.delay.Load(); d != nil {
+			if wait := (*d)(f.Header.Site, f.Header.Region); wait > 0 {
+				t.pending.Add(1)
+				time.AfterFunc(wait, func() {
+					defer t.pending.Done()
+					send()
+				})
+				return
+			}
+		}
+		send()
 	})
 }
 

@@ -211,3 +211,29 @@ func BenchmarkObserve(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "samples/s")
 }
+
+// A pair made infeasible that then receives no traffic (no samples) returns
+// to its prior once the window has emptied and the dwell passed — not
+// before.
+func TestLearnerReadmitsASilentPair(t *testing.T) {
+	k := Key{Site: 1, Region: 2}
+	priors := map[Key]float64{k: 80}
+	e, _ := NewEstimator(10*time.Second, 5)
+	l, _ := NewLearner(Config{Source: Measured, Margin: 5 * time.Millisecond, MinSamples: 10, MinDwell: 5 * time.Second}, e, []float64{100})
+	feed(t, e, k, 400, 20, t0)
+	if ch := l.Update(priors, t0); len(ch) != 1 || l.Latency(k, 80) < 300 {
+		t.Fatalf("400 ms samples: %v, compiled %v", ch, l.Latency(k, 80))
+	}
+	for _, at := range []time.Duration{6 * time.Second, 9 * time.Second} { // dwell passed, window not yet empty
+		if ch := l.Update(priors, t0.Add(at)); len(ch) != 0 {
+			t.Errorf("at %v (window still holds the samples): %v", at, ch)
+		}
+	}
+	ch := l.Update(priors, t0.Add(11*time.Second))
+	if len(ch) != 1 || ch[0].ToMS != 80 || l.Latency(k, 80) != 80 || l.Learned(k) {
+		t.Errorf("after the window emptied: %v, compiled %v, want back to the prior 80", ch, l.Latency(k, 80))
+	}
+	if ch := l.Update(priors, t0.Add(30*time.Second)); len(ch) != 0 {
+		t.Errorf("at the prior already: %v", ch)
+	}
+}

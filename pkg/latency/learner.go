@@ -112,7 +112,10 @@ type Config struct {
 	// MinSamples in the window before a measured P95 counts.
 	MinSamples int
 	// MinDwell: a pair becomes feasible again for a class no sooner than
-	// MinDwell after its last change (becoming infeasible is immediate).
+	// MinDwell after its last change (becoming infeasible is immediate). A
+	// learned pair whose window holds fewer than MinSamples returns to its
+	// prior once MinDwell and the window's span have passed since its last
+	// change (a pair made infeasible may receive no traffic to measure).
 	MinDwell time.Duration
 }
 
@@ -207,6 +210,16 @@ func (l *Learner) Update(priors map[Key]float64, now time.Time) []Change {
 		}
 		m, n, ok := l.est.P95(k, now)
 		if !ok || n < l.cfg.MinSamples {
+			// Too few samples to say anything. A pair whose learned value
+			// made it infeasible may get no traffic, hence no samples, at
+			// all: once its window is short of samples and the dwell has
+			// passed, it returns to its prior (re-admission), so traffic
+			// and samples come back; if it is still slow, the next samples
+			// take it out again at once.
+			if p.learned && p.ms != prior && now.Sub(p.changed) >= l.cfg.MinDwell && now.Sub(p.changed) >= l.est.span {
+				out = append(out, Change{Key: k, FromMS: p.ms, ToMS: prior, P95ms: m, Samples: n})
+				p.ms, p.changed, p.learned = prior, now, false
+			}
 			continue
 		}
 		if l.cfg.Source == Blend {
