@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -189,51 +190,79 @@ func TestLearnerRecoveryAndFlapping(t *testing.T) {
 	}
 }
 
-// BenchmarkObserve: digest ingestion rate on one core (samples/s).
+// BenchmarkObserve: one sample into its pair's window (samples/s on one
+// core), at growing numbers of pairs and samples already in the windows.
+// The cost per sample stays flat as the windows fill (O(1) amortised: a
+// DDSketch bucket increment plus, once per slice, clearing the slice that
+// left the window); "ratio" is ns/op against the smallest setting in the
+// same run.
 func BenchmarkObserve(b *testing.B) {
-	e, _ := NewEstimator(time.Minute, 6)
 	r := rand.New(rand.NewPCG(3, 4))
-	keys := make([]Key, 64)
-	for i := range keys {
-		keys[i] = Key{Site: uint16(i / 8), Region: uint8(i % 8)}
-	}
 	rtts := make([]time.Duration, 1024)
 	for i := range rtts {
 		rtts[i] = time.Duration(math.Exp(4+0.3*r.NormFloat64()) * float64(time.Millisecond))
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		if err := e.Observe(keys[i&63], rtts[i&1023], t0.Add(time.Duration(i)*time.Microsecond)); err != nil {
-			b.Fatal(err)
-		}
+	var base float64 // ns/op of the first setting (its last, longest run)
+	for ci, c := range []struct{ pairs, prefill int }{{1, 0}, {64, 0}, {64, 1_000_000}, {4096, 1_000_000}} {
+		b.Run(fmt.Sprintf("pairs=%d/prefill=%d", c.pairs, c.prefill), func(b *testing.B) {
+			e, _ := NewEstimator(time.Minute, 6)
+			keys := make([]Key, c.pairs)
+			for i := range keys {
+				keys[i] = Key{Site: uint16(i / 32), Region: uint8(i % 32)}
+			}
+			at := t0
+			for i := range c.prefill {
+				_ = e.Observe(keys[i%c.pairs], rtts[i&1023], at)
+				at = at.Add(10 * time.Microsecond)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if err := e.Observe(keys[i%c.pairs], rtts[i&1023], at); err != nil {
+					b.Fatal(err)
+				}
+				at = at.Add(10 * time.Microsecond) // 100 k samples/s of stream time: slices turn over
+			}
+			el := time.Since(start)
+			ns := float64(el.Nanoseconds()) / float64(b.N)
+			if ci == 0 {
+				base = ns
+			}
+			b.ReportMetric(float64(b.N)/el.Seconds(), "samples/s")
+			b.ReportMetric(ns/base, "ratio")
+		})
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "samples/s")
 }
 
-// A pair made infeasible that then receives no traffic (no samples) returns
-// to its prior once the window has emptied and the dwell passed — not
-// before.
-func TestLearnerReadmitsASilentPair(t *testing.T) {
-	k := Key{Site: 1, Region: 2}
-	priors := map[Key]float64{k: 80}
-	e, _ := NewEstimator(10*time.Second, 5)
-	l, _ := NewLearner(Config{Source: Measured, Margin: 5 * time.Millisecond, MinSamples: 10, MinDwell: 5 * time.Second}, e, []float64{100})
-	feed(t, e, k, 400, 20, t0)
-	if ch := l.Update(priors, t0); len(ch) != 1 || l.Latency(k, 80) < 300 {
-		t.Fatalf("400 ms samples: %v, compiled %v", ch, l.Latency(k, 80))
-	}
-	for _, at := range []time.Duration{6 * time.Second, 9 * time.Second} { // dwell passed, window not yet empty
-		if ch := l.Update(priors, t0.Add(at)); len(ch) != 0 {
-			t.Errorf("at %v (window still holds the samples): %v", at, ch)
-		}
-	}
-	ch := l.Update(priors, t0.Add(11*time.Second))
-	if len(ch) != 1 || ch[0].ToMS != 80 || l.Latency(k, 80) != 80 || l.Learned(k) {
-		t.Errorf("after the window emptied: %v, compiled %v, want back to the prior 80", ch, l.Latency(k, 80))
-	}
-	if ch := l.Update(priors, t0.Add(30*time.Second)); len(ch) != 0 {
-		t.Errorf("at the prior already: %v", ch)
+// BenchmarkP95: one pair's P95 over its window (the learner reads every
+// pair each evaluation), at growing samples in the window: merging the
+// window's slices costs per slice and bucket, not per sample.
+func BenchmarkP95(b *testing.B) {
+	var base float64 // ns/op of the first setting (its last, longest run)
+	for ni, n := range []int{100, 10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) {
+			e, _ := NewEstimator(time.Minute, 6)
+			k := Key{Site: 1, Region: 1}
+			r := rand.New(rand.NewPCG(5, 6))
+			step := 50 * time.Second / time.Duration(n)
+			at := t0
+			for range n {
+				_ = e.Observe(k, time.Duration(math.Exp(4+0.3*r.NormFloat64())*float64(time.Millisecond)), at)
+				at = at.Add(step)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if _, _, ok := e.P95(k, at); !ok {
+					b.Fatal("no estimate")
+				}
+			}
+			ns := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			if ni == 0 {
+				base = ns
+			}
+			b.ReportMetric(ns/base, "ratio")
+		})
 	}
 }
