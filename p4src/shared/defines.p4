@@ -86,7 +86,8 @@
 #define PROBE_SITE_MASK        0x3F   /* site ids alias modulo 64                */
 #define PROBE_WAY_MASK         0x3    /* request_id's low bits pick the way      */
 #define PROBE_TIMEOUT          0x400000 /* 2^22 clock units (~4.2 s): a probe
-                                           this old is taken again, reported lost */
+                                           older is taken again, reported lost */
+#define PROBE_EXPIRED_BELOW    (-(int<32>)PROBE_TIMEOUT) /* expired: (int)(sent - now) below this */
 #define DIGEST_LATENCY         1      /* v1model digest receiver                 */
 
 #endif /* P4CTL_DEFINES_P4 */

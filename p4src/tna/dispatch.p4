@@ -70,7 +70,7 @@
             if (c.outstanding != 0) { \
                 c.outstanding = c.outstanding - 1; \
             } \
-            c.last_tick = meta.now_tick; \
+            c.last_tick = meta.stale_before + CREDIT_TTL_TICKS; /* now_tick: the SALU's inputs are stale_before and threshold */ \
         } \
     };
 
@@ -85,7 +85,7 @@
         } \
         if (meta.refused##K == 0) { \
             meta.taken = 1; \
-            meta.taken_slot = K; \
+            meta.d.server = meta.group_base | K; \
         } else { \
             meta.min_refused = min(meta.min_refused, meta.refused##K); \
         } \
@@ -94,7 +94,6 @@
 control ServerDispatch(inout headers_t hdr,
                        inout tna_ingress_metadata_t meta,
                        inout p4ctl_carry_h carry,
-                       in bit<48> ts,
                        in bool is_reply) {
 
     CREDIT_SLOT(0, ".P4ctlIngress.server_credit_0")
@@ -106,8 +105,90 @@ control ServerDispatch(inout headers_t hdr,
     DispatchSlots() dispatch_slots;
     CreditClock() credit_clock;
 
+    /* 10.1 in dependency levels: a Tofino action runs in one stage and
+     * cannot use what it writes, so each level is its own @hidden table
+     * (not in the P4Info) and bf-p4c puts the levels in successive stages. */
+    @hidden action candidate_hash_level() {
+        meta.hash = candidate_hash.get({ hdr.ipv4.src_addr, hdr.udp.src_port,
+                                         hdr.p4ctl.request_id, hdr.p4ctl.hold_count });
+        meta.group_mask = meta.d.pool_size_mask & CANDIDATE_GROUP_MASK;
+    }
+    @hidden table candidate_hash_t {
+        actions = { candidate_hash_level; }
+        const default_action = candidate_hash_level();
+        size = 1;
+    }
+    /* hashed = h & size_mask; offset = hashed & ~3 = h & (size_mask & ~3) */
+    @hidden action candidate_mask_level() {
+        meta.hashed = meta.hash & meta.d.pool_size_mask;
+        meta.offset = meta.hash & meta.group_mask;
+    }
+    @hidden table candidate_mask_t {
+        actions = { candidate_mask_level; }
+        const default_action = candidate_mask_level();
+        size = 1;
+    }
+    /* jbsq, jiq: the aligned group; anything else (random): the hashed server */
+    @hidden action group_of_chain() {
+        meta.chain = 1;
+        meta.group = meta.d.pool_base + meta.offset;
+    }
+    @hidden action group_of_pick() {
+        meta.chain = 0;
+        meta.group = meta.d.pool_base + meta.hashed;
+    }
+    @hidden table candidate_group_t {
+        key = { meta.d.pool_policy : exact; }
+        actions = { group_of_chain; group_of_pick; }
+        const default_action = group_of_pick();
+        size = 2;
+        const entries = {
+            POLICY_JBSQ : group_of_chain();
+            POLICY_JIQ  : group_of_chain();
+        }
+    }
+    /* The saturating differences the gateways test (a gateway compares a
+     * field with a constant; @hidden tables keep the compiler from folding
+     * the difference back into the condition). */
+    @hidden action hold_rooms() {
+        meta.hold_room_long = meta.d.pool_long_max_holds |-| hdr.p4ctl.hold_count;
+        meta.hold_room = meta.d.pool_max_holds |-| hdr.p4ctl.hold_count;
+    }
+    @hidden table hold_rooms_t {
+        actions = { hold_rooms; }
+        const default_action = hold_rooms();
+        size = 1;
+    }
+    /* the tick before which a credit has expired; also what a bind or a
+     * release writes as last_tick (+ CREDIT_TTL_TICKS = now_tick), so that
+     * every RegisterAction of a slot array reads only stale_before and
+     * threshold (a stateful ALU has two PHV inputs) */
+    @hidden action stale_before_of() { meta.stale_before = meta.now_tick - CREDIT_TTL_TICKS; }
+    @hidden table stale_before_t {
+        actions = { stale_before_of; }
+        const default_action = stale_before_of();
+        size = 1;
+    }
+    @hidden action level_room_of() { meta.level_room = meta.cap |-| meta.min_refused; }
+    @hidden table level_room_t {
+        actions = { level_room_of; }
+        const default_action = level_room_of();
+        size = 1;
+    }
+    /* the cell every slot array holds for the group, and the group's first id */
+    @hidden action group_cells() {
+        meta.group_idx = meta.group[9:2];
+        meta.group_base = meta.group & CANDIDATE_GROUP_MASK;
+    }
+    @hidden table group_cells_t {
+        actions = { group_cells; }
+        const default_action = group_cells();
+        size = 1;
+    }
+
     apply {
-        credit_clock.apply(ts, meta.d.pool_credit_tick, meta.now_tick);
+        credit_clock.apply(meta.now, meta.d.pool_credit_tick, meta.now_tick);
+        stale_before_t.apply();
 
         if (is_reply) {
             /* 11: a valid reply releases its server's credit */
@@ -126,35 +207,33 @@ control ServerDispatch(inout headers_t hdr,
         }
 
         /* 10.1 candidates: the group and its slots */
-        meta.hash = candidate_hash.get({ hdr.ipv4.src_addr, hdr.udp.src_port,
-                                         hdr.p4ctl.request_id, hdr.p4ctl.hold_count });
-        meta.hashed = meta.hash & meta.d.pool_size_mask;
-        meta.offset = meta.hashed & CANDIDATE_GROUP_MASK;
-        meta.chain = 0;
-        if (meta.d.pool_policy == POLICY_JBSQ || meta.d.pool_policy == POLICY_JIQ) {
-            meta.chain = 1;
-            meta.group = meta.d.pool_base + meta.offset;
-        } else {
-            meta.group = meta.d.pool_base + meta.hashed;   /* random */
-        }
+        candidate_hash_t.apply();
+        candidate_mask_t.apply();
+        candidate_group_t.apply();
+        group_cells_t.apply();
         dispatch_slots.apply(meta.chain, meta.group[1:0], meta.d.pool_size_mask[1:0], meta.slots);
-        meta.group_idx = meta.group[9:2];
 
-        /* 10.3 the pass's threshold (pipeline.Pool.Threshold) */
+        /* 10.3 the pass's threshold (pipeline.Pool.Threshold). A gateway
+         * compares a field with a constant, not with another field: a < b
+         * becomes the saturating difference b |-| a tested against 0. */
         meta.limit = (bit<32>)meta.d.pool_bound;
         if (meta.d.pool_policy == POLICY_JIQ) {
             meta.limit = 1;
         }
+        hold_rooms_t.apply();
         meta.cap = meta.limit;
         if (meta.limit == 0) {
             meta.cap = UNBOUNDED;
-        } else if (meta.d.is_long == 1 && meta.d.pool_long_reserve != 0
-                   && hdr.p4ctl.hold_count < meta.d.pool_long_max_holds) {
-            meta.long_cut = 1;
-            if ((bit<32>)meta.d.pool_long_reserve >= meta.limit) {
-                meta.cap = 0;
-            } else {
-                meta.cap = meta.limit - (bit<32>)meta.d.pool_long_reserve;
+        } else if (meta.d.is_long == 1) {
+            /* nested: one field per gateway */
+            if (meta.d.pool_long_reserve != 0) {
+                if (meta.hold_room_long != 0) {
+                    /* bounded preemption: long_reserve slots kept for
+                     * short requests (0 when the reserve is at least the
+                     * limit) */
+                    meta.long_cut = 1;
+                    meta.cap = meta.limit |-| (bit<32>)meta.d.pool_long_reserve;
+                }
             }
         }
         meta.threshold = carry.level;
@@ -169,7 +248,6 @@ control ServerDispatch(inout headers_t hdr,
             }
             meta.threshold = min(meta.threshold, meta.cap);
         }
-        meta.stale_before = meta.now_tick - CREDIT_TTL_TICKS;
 
         /* 10.4 the chain, slot by slot in stage order */
         meta.min_refused = UNBOUNDED;
@@ -181,9 +259,7 @@ control ServerDispatch(inout headers_t hdr,
         }
 
         if (meta.taken == 1) {
-            /* 10.5 bound */
-            meta.d.server = meta.group & CANDIDATE_GROUP_MASK;
-            meta.d.server = meta.d.server | (server_id_t)meta.taken_slot;
+            /* 10.5 bound (the chain set meta.d.server) */
             if (carry.forced == 1) {
                 hdr.p4ctl.flags = hdr.p4ctl.flags | FLAG_FORCED;
                 meta.d.ev_outcome_on = 1;
@@ -195,17 +271,32 @@ control ServerDispatch(inout headers_t hdr,
             return;
         }
 
-        /* 10.7 every tried slot refused (pipeline.Pool.AfterRefusal) */
+        /* 10.7 every tried slot refused (pipeline.Pool.AfterRefusal);
+         * level_room > 0 iff some server of the group is below the cap */
+        level_room_t.apply();
         meta.d.recirculate = true;
+        /* the conditions, one field per gateway */
+        bool level = false;
+        if (meta.threshold != 0) {
+            if (meta.level_room != 0) {
+                level = true;
+            }
+        }
+        bool hold = false;
+        if (meta.long_cut == 1) {
+            hold = true;
+        } else if (meta.hold_room != 0) {
+            hold = true;
+        }
         if (carry.forced == 1) {
             carry.level = UNBOUNDED;
             meta.d.ev_outcome_on = 1;
             meta.d.ev_outcome = EVENT_LEVEL_ROUND;
-        } else if (meta.threshold != 0 && meta.min_refused < meta.cap) {
+        } else if (level) {
             carry.level = meta.min_refused + 1;
             meta.d.ev_outcome_on = 1;
             meta.d.ev_outcome = EVENT_LEVEL_ROUND;
-        } else if (meta.long_cut == 1 || hdr.p4ctl.hold_count < meta.d.pool_max_holds) {
+        } else if (hold) {
             hdr.p4ctl.hold_count = hdr.p4ctl.hold_count + 1;
             hdr.p4ctl.flags = hdr.p4ctl.flags | FLAG_HELD;
             carry.level = 0;

@@ -41,6 +41,18 @@ control P4ctlIngress(inout tna_headers_t hdr,
     RegionCapacity() capacity;
     ServerDispatch() dispatch;
     LatencyProbe()   latency_probe;
+    /* The pass clock, meta.now = global_tstamp[41:10] (1.024 µs units),
+     * moved into a container of its own by an identity hash (an ALU uses a
+     * field only at its own alignment; the hash unit moves bits freely),
+     * in a @hidden table of its own (an action carries at most 32 bits of
+     * hash output). */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) pass_clock;
+    @hidden action take_pass_clock() { meta.now = pass_clock.get({ ig_prsr_md.global_tstamp[41:10] }); }
+    @hidden table pass_clock_t {
+        actions = { take_pass_clock; }
+        const default_action = take_pass_clock();
+        size = 1;
+    }
     ServerEndpoint() server_endpoint;
     ReplySource()    reply_source;
     Forwarding()     forwarding;
@@ -61,6 +73,21 @@ control P4ctlIngress(inout tna_headers_t hdr,
         meta.d.ipv4_rewritten = true;
     }
 
+    @hidden action udp_room_of() { meta.udp_room = hdr.h.udp.length |-| (P4CTL_MIN_UDP_LENGTH - 1); }
+    @hidden table udp_room_t {
+        actions = { udp_room_of; }
+        const default_action = udp_room_of();
+        size = 1;
+    }
+
+    /* the feasible regions but this one (a spill's candidates) */
+    @hidden action rest_of_feasible() { meta.rest = meta.d.cand & ~meta.region_bit; }
+    @hidden table rest_t {
+        actions = { rest_of_feasible; }
+        const default_action = rest_of_feasible();
+        size = 1;
+    }
+
     @hidden action outcome(bit<4> e) {
         meta.d.ev_outcome_on = 1;
         meta.d.ev_outcome = e;
@@ -73,7 +100,8 @@ control P4ctlIngress(inout tna_headers_t hdr,
 
     apply {
         ig_dprsr_md.drop_ctl = 1;              /* dropped unless a step forwards */
-        meta.now = ig_prsr_md.global_tstamp[41:10];
+        /* the pass clock: a slice of global_tstamp moved by the hash unit */
+        pass_clock_t.apply();
         /* A first pass starts with an empty carry; a recirculated request
          * brings its own (parser.p4). */
         if (!hdr.carry.isValid()) {
@@ -90,6 +118,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
             hdr.carry.client_port = ig_intr_md.ingress_port;
         }
 
+        udp_room_t.apply();
         bool apply_fwd = false;  /* l2/l3 forwarding is applied once, at the end */
         bool l2 = false;
 
@@ -103,8 +132,11 @@ control P4ctlIngress(inout tna_headers_t hdr,
         } else if (!hdr.h.p4ctl.isValid()) {
             /* step 2: plain IPv4, not modified */
             apply_fwd = true;
-        } else if (hdr.h.udp.length < P4CTL_MIN_UDP_LENGTH
-                   || hdr.h.p4ctl.version != P4CTL_VERSION
+        } else if (meta.udp_room == 0) {
+            /* step 3: udp.length < 24 (udp_room = length |-| 23, computed in
+             * a stage of its own: a gateway sees 4 bytes + 12 bits of PHV) */
+            outcome(EVENT_MALFORMED);
+        } else if (hdr.h.p4ctl.version != P4CTL_VERSION
                    || hdr.h.p4ctl.msg_type < MSG_REQUEST
                    || hdr.h.p4ctl.msg_type > MSG_NACK) {
             /* step 3 */
@@ -148,6 +180,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
             /* step 7 */
             next_hop.apply(meta.d);
             region_bit.apply(meta.d.region, meta.region_bit);
+            rest_t.apply();
 
             if (is_request && !nack_pass) {
                 if (meta.d.next_hop == NEXT_HOP_REMOTE) {
@@ -181,8 +214,10 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 send(hdr.carry.client_port);
                 outcome(EVENT_NACK);
             } else if (capacity_refused) {
-                /* spill: retry without the region that refused */
-                region_set_t rest = meta.d.cand & ~meta.region_bit;
+                /* spill: retry without the region that refused (rest was
+                 * computed in a stage of its own: a gateway tests a field,
+                 * not an expression of two) */
+                region_set_t rest = meta.rest;
                 hdr.carry.level = 0;
                 hdr.carry.forced = 0;
                 hdr.carry.nack_release = 0;
@@ -205,7 +240,7 @@ control P4ctlIngress(inout tna_headers_t hdr,
                     hdr.carry.exhausted = 0;
                 }
                 /* step 10 (requests), step 11 (replies) */
-                dispatch.apply(hdr.h, meta, hdr.carry, ig_prsr_md.global_tstamp, valid_reply);
+                dispatch.apply(hdr.h, meta, hdr.carry, valid_reply);
                 if (valid_reply) {
                     outcome(EVENT_REPLY_RELEASED);
                     apply_fwd = true;

@@ -53,8 +53,9 @@ struct tna_ingress_metadata_t {
     bit<16>      hashed;        /* hash & size_mask                      */
     bit<16>      offset;        /* hashed & ~3: the group's offset       */
     server_id_t  group;         /* base + offset                         */
-    server_id_t  pick;          /* base + hashed: the random candidate   */
     bit<8>       group_idx;     /* group >> 2: the cell in every slot    */
+    server_id_t  group_mask;    /* size_mask & ~3                        */
+    server_id_t  group_base;    /* group & ~3: slot k's server is | k    */
     bit<4>       slots;         /* the slots the chain tries             */
     bit<1>       chain;         /* jbsq or jiq                           */
     bit<32>      limit;
@@ -68,11 +69,15 @@ struct tna_ingress_metadata_t {
     bit<32>      refused2;
     bit<32>      refused3;
     bit<32>      min_refused;
+    bit<32>      level_room;    /* cap |-| min_refused                   */
+    bit<8>       hold_room;     /* max_holds |-| hold_count              */
+    bit<8>       hold_room_long; /* long_max_holds |-| hold_count        */
     bit<1>       taken;
-    bit<2>       taken_slot;
     region_set_t region_bit;    /* 1 << region (region_bit)              */
+    region_set_t rest;          /* cand & ~region_bit                    */
+    bit<16>      udp_room;      /* udp.length |-| 23: 0 = too short      */
     /* latency probes (probe.p4) */
-    bit<32>      now;           /* global_tstamp >> 10 (1.024 µs units)  */
+    bit<32>      now;           /* global_tstamp[41:10] (1.024 µs units) */
     bit<8>       sample_lost;   /* latency_sample digest data            */
     bit<32>      sample_rtt;
 }

@@ -29,7 +29,7 @@ control LatencyProbe(in p4ctl_h p4h,
     RegisterAction<probe_pair_t, bit<13>, bit<32>>(latency_probe) probe_take = {
         void apply(inout probe_pair_t p, out bit<32> replaced_sent) {
             replaced_sent = 0;
-            if (p.sent == 0 || (int<32>)(p.sent + PROBE_TIMEOUT - meta.now) < 0) {
+            if (p.sent == 0 || (int<32>)(p.sent - meta.now) < PROBE_EXPIRED_BELOW) {
                 replaced_sent = p.sent;
                 p.sent = meta.now;
                 p.request_id = p4h.request_id;

@@ -114,48 +114,41 @@ control DispatchSlots(in bit<1> chain, in bit<2> sel, in bit<2> mask_lo, out bit
 
 /*
  * The pool's credit clock (pipeline.NowTick): credit_tick t ≥ 1 counts
- * ticks of 2^(t-1) units of 1.024 µs, i.e. global_tstamp (ns) >> (9 + t),
- * in 32 bits; t = 0 (no expiry) or beyond MAX_CREDIT_TICK misses: 0.
+ * ticks of 2^(t-1) units of 1.024 µs: the pass clock now (global_tstamp
+ * [41:10], ingress.p4) shifted right by t - 1, one ALU shift by a
+ * constant. t = 0 (no expiry) or beyond TNA_MAX_CREDIT_TICK misses: 0
+ * (such credits never expire; the controller refuses those TTLs for TNA,
+ * pipeline.TNAMaxCreditTick). One action per tick: a stage's instruction
+ * memory holds 32.
+ * Unlike v1model's 32-bit tick counter (from a 48-bit timestamp), this one
+ * wraps with the pass clock every 2^32 units (73 minutes) whatever t
+ * (docs/PIPELINE.md "Differences between the architectures").
  */
-control CreditClock(in bit<48> ts, in bit<8> tick, out bit<32> now_tick) {
-    @name(".P4ctlIngress.credit_clock_1") action clock_1() { now_tick = ts[41:10]; }
-    @name(".P4ctlIngress.credit_clock_2") action clock_2() { now_tick = ts[42:11]; }
-    @name(".P4ctlIngress.credit_clock_3") action clock_3() { now_tick = ts[43:12]; }
-    @name(".P4ctlIngress.credit_clock_4") action clock_4() { now_tick = ts[44:13]; }
-    @name(".P4ctlIngress.credit_clock_5") action clock_5() { now_tick = ts[45:14]; }
-    @name(".P4ctlIngress.credit_clock_6") action clock_6() { now_tick = ts[46:15]; }
-    @name(".P4ctlIngress.credit_clock_7") action clock_7() { now_tick = ts[47:16]; }
-    @name(".P4ctlIngress.credit_clock_8") action clock_8() { now_tick = (bit<32>)ts[47:17]; }
-    @name(".P4ctlIngress.credit_clock_9") action clock_9() { now_tick = (bit<32>)ts[47:18]; }
-    @name(".P4ctlIngress.credit_clock_10") action clock_10() { now_tick = (bit<32>)ts[47:19]; }
-    @name(".P4ctlIngress.credit_clock_11") action clock_11() { now_tick = (bit<32>)ts[47:20]; }
-    @name(".P4ctlIngress.credit_clock_12") action clock_12() { now_tick = (bit<32>)ts[47:21]; }
-    @name(".P4ctlIngress.credit_clock_13") action clock_13() { now_tick = (bit<32>)ts[47:22]; }
-    @name(".P4ctlIngress.credit_clock_14") action clock_14() { now_tick = (bit<32>)ts[47:23]; }
-    @name(".P4ctlIngress.credit_clock_15") action clock_15() { now_tick = (bit<32>)ts[47:24]; }
-    @name(".P4ctlIngress.credit_clock_16") action clock_16() { now_tick = (bit<32>)ts[47:25]; }
-    @name(".P4ctlIngress.credit_clock_17") action clock_17() { now_tick = (bit<32>)ts[47:26]; }
-    @name(".P4ctlIngress.credit_clock_18") action clock_18() { now_tick = (bit<32>)ts[47:27]; }
-    @name(".P4ctlIngress.credit_clock_19") action clock_19() { now_tick = (bit<32>)ts[47:28]; }
-    @name(".P4ctlIngress.credit_clock_20") action clock_20() { now_tick = (bit<32>)ts[47:29]; }
-    @name(".P4ctlIngress.credit_clock_21") action clock_21() { now_tick = (bit<32>)ts[47:30]; }
-    @name(".P4ctlIngress.credit_clock_22") action clock_22() { now_tick = (bit<32>)ts[47:31]; }
-    @name(".P4ctlIngress.credit_clock_23") action clock_23() { now_tick = (bit<32>)ts[47:32]; }
-    @name(".P4ctlIngress.credit_clock_24") action clock_24() { now_tick = (bit<32>)ts[47:33]; }
-    @name(".P4ctlIngress.credit_clock_25") action clock_25() { now_tick = (bit<32>)ts[47:34]; }
-    @name(".P4ctlIngress.credit_clock_26") action clock_26() { now_tick = (bit<32>)ts[47:35]; }
-    @name(".P4ctlIngress.credit_clock_27") action clock_27() { now_tick = (bit<32>)ts[47:36]; }
-    @name(".P4ctlIngress.credit_clock_28") action clock_28() { now_tick = (bit<32>)ts[47:37]; }
-    @name(".P4ctlIngress.credit_clock_29") action clock_29() { now_tick = (bit<32>)ts[47:38]; }
-    @name(".P4ctlIngress.credit_clock_30") action clock_30() { now_tick = (bit<32>)ts[47:39]; }
-    @name(".P4ctlIngress.credit_clock_31") action clock_31() { now_tick = (bit<32>)ts[47:40]; }
-    @name(".P4ctlIngress.credit_clock_32") action clock_32() { now_tick = (bit<32>)ts[47:41]; }
-    @name(".P4ctlIngress.credit_clock_33") action clock_33() { now_tick = (bit<32>)ts[47:42]; }
-    @name(".P4ctlIngress.credit_clock_34") action clock_34() { now_tick = (bit<32>)ts[47:43]; }
-    @name(".P4ctlIngress.credit_clock_35") action clock_35() { now_tick = (bit<32>)ts[47:44]; }
-    @name(".P4ctlIngress.credit_clock_36") action clock_36() { now_tick = (bit<32>)ts[47:45]; }
-    @name(".P4ctlIngress.credit_clock_37") action clock_37() { now_tick = (bit<32>)ts[47:46]; }
-    @name(".P4ctlIngress.credit_clock_38") action clock_38() { now_tick = (bit<32>)ts[47:47]; }
+control CreditClock(in bit<32> now, in bit<8> tick, out bit<32> now_tick) {
+    @name(".P4ctlIngress.credit_clock_1") action clock_1() { now_tick = now; }
+    @name(".P4ctlIngress.credit_clock_2") action clock_2() { now_tick = now >> 1; }
+    @name(".P4ctlIngress.credit_clock_3") action clock_3() { now_tick = now >> 2; }
+    @name(".P4ctlIngress.credit_clock_4") action clock_4() { now_tick = now >> 3; }
+    @name(".P4ctlIngress.credit_clock_5") action clock_5() { now_tick = now >> 4; }
+    @name(".P4ctlIngress.credit_clock_6") action clock_6() { now_tick = now >> 5; }
+    @name(".P4ctlIngress.credit_clock_7") action clock_7() { now_tick = now >> 6; }
+    @name(".P4ctlIngress.credit_clock_8") action clock_8() { now_tick = now >> 7; }
+    @name(".P4ctlIngress.credit_clock_9") action clock_9() { now_tick = now >> 8; }
+    @name(".P4ctlIngress.credit_clock_10") action clock_10() { now_tick = now >> 9; }
+    @name(".P4ctlIngress.credit_clock_11") action clock_11() { now_tick = now >> 10; }
+    @name(".P4ctlIngress.credit_clock_12") action clock_12() { now_tick = now >> 11; }
+    @name(".P4ctlIngress.credit_clock_13") action clock_13() { now_tick = now >> 12; }
+    @name(".P4ctlIngress.credit_clock_14") action clock_14() { now_tick = now >> 13; }
+    @name(".P4ctlIngress.credit_clock_15") action clock_15() { now_tick = now >> 14; }
+    @name(".P4ctlIngress.credit_clock_16") action clock_16() { now_tick = now >> 15; }
+    @name(".P4ctlIngress.credit_clock_17") action clock_17() { now_tick = now >> 16; }
+    @name(".P4ctlIngress.credit_clock_18") action clock_18() { now_tick = now >> 17; }
+    @name(".P4ctlIngress.credit_clock_19") action clock_19() { now_tick = now >> 18; }
+    @name(".P4ctlIngress.credit_clock_20") action clock_20() { now_tick = now >> 19; }
+    @name(".P4ctlIngress.credit_clock_21") action clock_21() { now_tick = now >> 20; }
+    @name(".P4ctlIngress.credit_clock_22") action clock_22() { now_tick = now >> 21; }
+    @name(".P4ctlIngress.credit_clock_23") action clock_23() { now_tick = now >> 22; }
+    @name(".P4ctlIngress.credit_clock_24") action clock_24() { now_tick = now >> 23; }
 
     @name(".P4ctlIngress.credit_clock")
     table credit_clock {
@@ -185,20 +178,6 @@ control CreditClock(in bit<48> ts, in bit<8> tick, out bit<32> now_tick) {
             clock_22;
             clock_23;
             clock_24;
-            clock_25;
-            clock_26;
-            clock_27;
-            clock_28;
-            clock_29;
-            clock_30;
-            clock_31;
-            clock_32;
-            clock_33;
-            clock_34;
-            clock_35;
-            clock_36;
-            clock_37;
-            clock_38;
             NoAction;
         }
         default_action = NoAction();
@@ -228,20 +207,6 @@ control CreditClock(in bit<48> ts, in bit<8> tick, out bit<32> now_tick) {
             22: clock_22();
             23: clock_23();
             24: clock_24();
-            25: clock_25();
-            26: clock_26();
-            27: clock_27();
-            28: clock_28();
-            29: clock_29();
-            30: clock_30();
-            31: clock_31();
-            32: clock_32();
-            33: clock_33();
-            34: clock_34();
-            35: clock_35();
-            36: clock_36();
-            37: clock_37();
-            38: clock_38();
         }
     }
 

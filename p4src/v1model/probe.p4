@@ -32,7 +32,7 @@ control LatencyProbe(in p4ctl_h p4h, in bit<48> now, in bool is_request) {
         bit<8> lost = 0;
         if (is_request) {
             /* free, or waited longer than PROBE_TIMEOUT: take it */
-            if (sent == 0 || (int<32>)(sent - (t - PROBE_TIMEOUT)) < 0) {
+            if (sent == 0 || (int<32>)(sent - t) < PROBE_EXPIRED_BELOW) {
                 latency_probe.write(idx, p4h.request_id ++ t);
                 if (sent != 0) {
                     report = true;  /* the replaced probe's reply never came */

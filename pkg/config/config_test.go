@@ -187,6 +187,12 @@ func TestParseRejects(t *testing.T) {
 		{"replay needs start", "source: offline\n", "source: offline\nschedule:\n  mode: replay\n", "schedule:", "schedule.replay: required for mode replay"},
 		{"duplicate route", "    - {prefix: 0.0.0.0/0, drop: true}\n", "    - {prefix: 0.0.0.0/0, drop: true}\n    - {prefix: 0.0.0.0/0, port: 3}\n", "port: 3", "duplicate prefix 0.0.0.0/0 (also routes.l3[0])"},
 		{"syntax", "  name: C\n", "  name: [C\n", "name: [C", "invalid YAML"},
+		{"tna credit ttl", "    election_id: 1\nregions:\n  - id: ap-south-1\n    index: 0\n    next_hop:\n      local:\n        policy: jbsq\n        bound: 4\n",
+			"    election_id: 1\n    arch: tna\nregions:\n  - id: ap-south-1\n    index: 0\n    next_hop:\n      local:\n        policy: jbsq\n        bound: 4\n        credit_ttl: 10m\n", "credit_ttl: 10m", "arch tna) supports credit TTLs up to about 58.720256s (credit_tick 24; this one needs 28)"},
+		{"latency source", "source: offline\n", "source: offline\nlatency:\n  source: psychic\n", "source: psychic", "latency.source: \"psychic\": want static, measured or blend"},
+		{"latency window buckets", "source: offline\n", "source: offline\nlatency:\n  source: blend\n  window: 5ms\n  buckets: 10\n", "window: 5ms", "latency.window: 5ms in 10 buckets: each bucket must span at least 1ms"},
+		{"latency evaluate", "source: offline\n", "source: offline\nlatency:\n  source: blend\n  window: 1s\n  evaluate: 2s\n", "evaluate: 2s", "latency.evaluate: 2s is longer than the window 1s"},
+		{"latency needs classes", "sla_classes:\n  - {name: a, ms: 300, share: 0.5}\n  - {name: b, ms: 800, share: 0.5}\n", "latency:\n  source: blend\n", "source: blend", "latency.source: blend needs sla_classes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -108,7 +108,10 @@ func (c *Config) validateLatency(p *problems) {
 		}
 	}
 	if l.Buckets < 0 || l.MinSamples < 0 || l.DigestListSize < 0 {
-		p.add("latency", "buckets %d, min_samples %d, digest_list_size %d must be ≥ 0", l.Buckets, l.MinSamples, l.DigestListSize)
+		p.add("latency.buckets", "buckets %d, min_samples %d, digest_list_size %d must be ≥ 0", l.Buckets, l.MinSamples, l.DigestListSize)
+	}
+	if l.Learning() && len(c.SLAClasses) == 0 {
+		p.add("latency.source", "%s needs sla_classes: their budgets are the boundaries a measured P95 must cross", l.Source)
 	}
 	w := l.WithDefaults()
 	if w.Window.Duration/time.Duration(max(w.Buckets, 1)) < time.Millisecond {

@@ -137,8 +137,18 @@ func (c *Config) validateArch(p *problems) {
 			if err := arch.Supports(pol); err != nil {
 				p.add(idx("regions", j)+".next_hop.local.policy", "target %s (targets[%d], arch %s): %v", t.Name, i, arch, err)
 			}
+			if tick, err := pipeline.CreditTickFor(l.CreditTTL.Duration); err == nil && tick > arch.MaxCreditTick() {
+				p.add(idx("regions", j)+".next_hop.local.credit_ttl", "%s: target %s (targets[%d], arch %s) supports credit TTLs up to about %s (credit_tick %d; this one needs %d)",
+					l.CreditTTL.Duration, t.Name, i, arch, maxTTL(arch), arch.MaxCreditTick(), tick)
+			}
 		}
 	}
+}
+
+// maxTTL is the longest credit TTL arch's credit clock can express.
+func maxTTL(arch pipeline.Arch) time.Duration {
+	lo, _ := pipeline.TTLRange(arch.MaxCreditTick())
+	return lo
 }
 
 func (c *Config) validateRegions(p *problems) map[string]int {

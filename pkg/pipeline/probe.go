@@ -69,12 +69,13 @@ func (p Probe) Cell() uint64 { return uint64(p.RequestID)<<32 | uint64(p.Sent) }
 
 // ProbeTake is a request's step on its probe at pass clock now (low 32
 // bits): a free probe, or one older than ProbeTimeout (the signed 32-bit
-// difference sent − (now − ProbeTimeout) is negative), is taken — {id,
+// difference sent − now is below −ProbeTimeout: one subtraction compared
+// with a constant, as Tofino's stateful ALU compares), is taken — {id,
 // now} — and the step returns the replaced probe's sent time when it was
 // occupied (a lost sample of age now − sent), else 0. A busy probe is left
 // alone (0).
 func ProbeTake(p *Probe, id, now uint32) (lostSent uint32) {
-	if p.Sent != 0 && int32(p.Sent-(now-ProbeTimeout)) >= 0 {
+	if p.Sent != 0 && int32(p.Sent-now) >= -ProbeTimeout {
 		return 0
 	}
 	old := p.Sent

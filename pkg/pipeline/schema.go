@@ -74,7 +74,8 @@ const (
 	TableCreditClock = Control + ".credit_clock"
 	// TableDispatchSlots maps (policy, base mod 4, size_mask mod 4, the
 	// random candidate mod 4) to the slots a pass tries (CandidateServers).
-	TableDispatchSlots = Control + ".dispatch_slots"
+	TableDispatchSlots     = Control + ".dispatch_slots"
+	ActionSetDispatchSlots = Control + ".set_dispatch_slots"
 )
 
 // Action parameter names (declaration order is Schema's).
@@ -324,12 +325,36 @@ func SchemaFor(arch Arch) Program {
 }
 
 // TNAOnly are the TNA program's constant tables and their actions, in its
-// P4Info but never written by the controller.
+// P4Info but never written by the controller: region_bit, credit_clock
+// (one action per tick, credit_clock_1 … credit_clock_<TNAMaxCreditTick>)
+// and dispatch_slots.
 func TNAOnly() map[string]bool {
-	return map[string]bool{
+	m := map[string]bool{
 		TableRegionBit: true, ActionSetRegionBit: true,
-		TableCreditClock: true, TableDispatchSlots: true,
+		TableCreditClock: true, TableDispatchSlots: true, ActionSetDispatchSlots: true,
 	}
+	for t := 1; t <= TNAMaxCreditTick; t++ {
+		m[ActionCreditClock(t)] = true
+	}
+	return m
+}
+
+// ActionCreditClock names the TNA credit_clock action of tick t.
+func ActionCreditClock(t int) string { return TableCreditClock + "_" + strconv.Itoa(t) }
+
+// TNAMaxCreditTick is the largest credit_tick the TNA program's
+// credit_clock has an action for (a stage's instruction memory holds 32
+// actions; 2^23 units of 1.024 µs × CREDIT_TTL_TICKS ≈ 60 s of TTL). Larger
+// ticks miss there and their credits never expire, so the controller
+// refuses them for TNA targets (Arch.MaxCreditTick).
+const TNAMaxCreditTick = 24
+
+// MaxCreditTick is the largest credit_tick arch's program supports.
+func (a Arch) MaxCreditTick() uint8 {
+	if a == TNA {
+		return TNAMaxCreditTick
+	}
+	return MaxCreditTick
 }
 
 // TableSize returns the size of the named table of the contract (0 if none).

@@ -14,9 +14,17 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", "p4src/build/tna", "directory holding bf-p4c's resources.json and metrics.json")
+	dir := flag.String("dir", "p4src/build/tna", "directory holding bf-p4c's resources.json (and metrics.json)")
+	check := flag.Bool("check-fits", false, "print nothing; exit 1 when the placement needs more MAU stages than the target has")
 	flag.Parse()
 	r, err := bfreport.Load(*dir)
+	if err == nil && *check {
+		if !r.Fits() {
+			fmt.Fprintf(os.Stderr, "bfreport: %d MAU stages used, %d available\n", r.StagesUsed(), r.StagesAvailable)
+			os.Exit(1)
+		}
+		return
+	}
 	if err == nil {
 		err = r.Write(os.Stdout)
 	}
