@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,9 +79,8 @@ func TestPacketCases(t *testing.T) {
 					t.Errorf("register %s[%d] = %#x, want %#x (mask %#x)", r.Register, r.Index, v, r.Value, r.Mask)
 				}
 			}
-			got := digests(len(c.Digests))
-			if !slices.Equal(got, c.Digests) {
-				t.Errorf("latency digests\n got %+v\nwant %+v", got, c.Digests)
+			if err := packetcases.MatchSamples(digests(len(c.Digests)), c.Digests, 0); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -106,38 +103,14 @@ func captureDigests(t *testing.T, sw *Switch) func(n int) []packetcases.Sample {
 	if errs := sw.Write(context.Background(), []*p4v1.Update{{Type: p4v1.Update_INSERT, Entity: ent}}, p4v1.WriteRequest_CONTINUE_ON_ERROR); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
-	var mu sync.Mutex
-	var got []packetcases.Sample
-	stop := sw.SubscribeDigests(func(l *p4v1.DigestList) {
-		for _, d := range l.GetData() {
-			v, err := p4rt.DecodeStruct(d, pipeline.DigestWidths())
-			var s pipeline.LatencySample
-			if err == nil {
-				s, err = pipeline.SampleFromMembers(v)
-			}
-			if err != nil {
-				t.Errorf("digest list %d: %v", l.GetListId(), err)
-				continue
-			}
-			mu.Lock()
-			got = append(got, packetcases.Sample{Site: s.Site, Region: s.Region, Lost: s.Lost, RTT: time.Duration(s.RTT) * time.Microsecond})
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(stop)
+	var rec packetcases.Digests
+	t.Cleanup(sw.SubscribeDigests(rec.Add))
 	return func(n int) []packetcases.Sample {
-		count := func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(got)
+		got, err := rec.Wait(n, time.Second, 10*time.Millisecond)
+		if err != nil {
+			t.Error(err)
 		}
-		for deadline := time.Now().Add(time.Second); count() < n && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(10 * time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]packetcases.Sample(nil), got...)
+		return got
 	}
 }
 
