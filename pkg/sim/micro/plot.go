@@ -292,12 +292,18 @@ func (r *TTLResult) Plots(dir string) ([]string, error) {
 	var names []string
 	none := map[string]float64{}
 	var ttls []float64
+	key := func(pt TTLPoint) string {
+		if len(r.Tallies) > 1 {
+			return pt.Choice + ", " + pt.Fault
+		}
+		return pt.Fault
+	}
 	for _, pt := range r.Points {
 		if pt.TTL == 0 {
-			none[pt.Fault] = floorPct(100 * pt.Cell.Violation.Mean)
+			none[key(pt)] = floorPct(100 * pt.Cell.Violation.Mean)
 			continue
 		}
-		n := fmt.Sprintf("%s, %s TTL", pt.Fault, pt.Mode)
+		n := fmt.Sprintf("%s, %s TTL", key(pt), pt.Mode)
 		if _, ok := xs[n]; !ok {
 			names = append(names, n)
 		}
