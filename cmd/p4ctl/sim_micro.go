@@ -44,6 +44,7 @@ type scenarioFlags struct {
 	recirc              time.Duration
 	refresh             time.Duration
 	forwardThreshold    int
+	forwardHops         int
 	gatewayCores        int
 	gatewayCost         time.Duration
 	connections         int
@@ -91,7 +92,8 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.DurationVar(&f.creditTTL, "credit-ttl", 0, "JBSQ credit TTL (0 = none)")
 	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
 	policyFS.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
-	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
+	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a server before it forwards (0 = its cores)")
+	policyFS.IntVar(&f.forwardHops, "forward-hops", 1, "how often one request may be forwarded (each hop costs 2D)")
 	fs.DurationVar(&f.recirc, "recirc", time.Duration(micro.DefaultRecirc*float64(time.Microsecond)), "switch policies: the time one recirculation adds to a request")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
@@ -197,6 +199,9 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	if set("forward-threshold") {
 		c.ForwardThreshold = f.forwardThreshold
 	}
+	if set("forward-hops") {
+		c.ForwardHops = f.forwardHops
+	}
 	if set("gateway-cores") || set("gateway-cost") {
 		c.Gateway = micro.Gateway{Cores: f.gatewayCores, PerMessage: us(f.gatewayCost)}
 	}
@@ -293,6 +298,7 @@ type simMicroOptions struct {
 	run        runFlags
 	policies   []string
 	target     float64
+	targetSet  bool
 	costs      []time.Duration
 	dispCores  []int
 	loads      []float64
@@ -343,7 +349,7 @@ The same --seed gives byte-identical output.`,
 	o.scen.bind(fs, false)
 	o.run.bind(fs, "out/sim-micro")
 	fs.StringArrayVar(&o.policies, "policy", nil, "policy to run (repeatable; e1 and run)")
-	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound")
+	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound (default: the scenario's, 1 % pooled, 5 % study)")
 	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
@@ -352,8 +358,9 @@ The same --seed gives byte-identical output.`,
 }
 
 // Complete fills derived fields.
-func (o *simMicroOptions) Complete(_ *cobra.Command, args []string) error {
+func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
+	o.targetSet = changed(cmd.Flags(), "target")
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {
@@ -424,7 +431,11 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 	case "e2":
 		res, err = micro.E2(ctx, o.scenario, opt)
 	case "e3":
-		res, err = micro.E3(ctx, o.scenario, o.target, opt)
+		target := 0.0 // the scenario's
+		if o.targetSet {
+			target = o.target
+		}
+		res, err = micro.E3(ctx, o.scenario, target, opt)
 	case "t40b":
 		res, err = micro.T40b(ctx, o.scenario, opt)
 	case "gateway":

@@ -56,6 +56,10 @@ type Config struct {
 	// ForwardThreshold is how many requests must be waiting at a server
 	// before it forwards a new one (default ServerCores()).
 	ForwardThreshold int `json:"forward_threshold"`
+	// ForwardHops is how often one request may be forwarded (default 1):
+	// a forwarded request that meets another queue at or above the
+	// threshold moves on again, each hop costing 2D.
+	ForwardHops int `json:"forward_hops,omitempty"`
 	// CreditTTL is the JBSQ credit time-to-live (0 = none); TTLMode says
 	// what expires.
 	CreditTTL float64 `json:"credit_ttl_us"`
@@ -313,6 +317,9 @@ func (c Config) Validate() error {
 	}
 	if c.ForwardThreshold < 0 {
 		add("forward threshold %d must be ≥ 0", c.ForwardThreshold)
+	}
+	if c.ForwardHops < 0 || c.ForwardHops > 255 {
+		add("forward hops %d must be in [0, 255]", c.ForwardHops)
 	}
 	if !(c.CreditTTL >= 0) || math.IsInf(c.CreditTTL, 0) {
 		add("credit TTL %v must be ≥ 0", c.CreditTTL)

@@ -41,10 +41,7 @@ const (
 	streamBurst
 )
 
-const (
-	flagMeasured uint8 = 1 << iota
-	flagForwarded
-)
+const flagMeasured uint8 = 1
 
 type request struct {
 	t0     float64 // arrival at the ingress/dispatcher
@@ -58,6 +55,7 @@ type request struct {
 	hash  uint16
 	holds uint8
 	round pipeline.Round
+	hops  uint8 // times forwarded
 }
 
 // credit is one outstanding JBSQ credit under per-credit TTL expiry.
@@ -82,6 +80,7 @@ type sim struct {
 	group int32 // servers per physical host (m when every core is a server, else 1)
 	bound int32 // JBSQ bound, 0 = unbounded
 	thr   int   // forward threshold
+	hops  int   // forwards allowed per request
 	meanS float64
 
 	now  float64
@@ -186,6 +185,7 @@ func newSim(cfg Config) (*sim, error) {
 	if s.thr == 0 {
 		s.thr = int(s.m)
 	}
+	s.hops = max(1, cfg.ForwardHops)
 	var err error
 	if s.inter, err = dist.NewInterval(cfg.ArrivalKind, 1/cfg.ArrivalRate(), cfg.ArrivalCV); err != nil {
 		return nil, fmt.Errorf("micro: arrivals: %w", err)
@@ -945,8 +945,8 @@ func (s *sim) hostArrive(r, h int32) {
 		}
 	case Forward:
 		q := &s.reqs[r]
-		if q.flags&flagForwarded == 0 && hs.queue.n >= s.thr {
-			q.flags |= flagForwarded
+		if int(q.hops) < s.hops && hs.queue.n >= s.thr {
+			q.hops++
 			g := int32(s.rPol.IntN(int(s.n) - 1))
 			if g >= h {
 				g++
