@@ -44,7 +44,7 @@ func TestSimServerlessQuickJSON(t *testing.T) {
 			t.Errorf("%s: %+v", s.Policy, s.Metrics.P99)
 		}
 	}
-	if len(res.Plots) != 12 {
+	if len(res.Plots) != 16 { // 2 bar plots + 3 per distribution, PNG and SVG
 		t.Fatalf("plots %v", res.Plots)
 	}
 	for _, f := range res.Plots {
