@@ -122,3 +122,17 @@ func TestSimServerlessUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSimServerlessKnative(t *testing.T) {
+	code, out, errs := p4ctl(t, "sim", "serverless", "--scenario", "knative", "--quick", "--dist", "azure", "--lambda", "20", "--requests", "1500", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `Setting "knative"`) || !strings.Contains(out, "16×") {
+		t.Errorf("knative setting missing:\n%s", out)
+	}
+	code, out, errs = p4ctl(t, "sim", "serverless", "ratios", "--quick", "--dist", "zipf", "--lambda", "20", "--requests", "1500", "--hops", "5ms", "--time-scales", "0.1")
+	if code != exitOK || !strings.Contains(out, "P99 RESPONSE VS LATE") {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+}
