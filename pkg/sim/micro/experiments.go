@@ -79,15 +79,28 @@ type E1Result struct {
 }
 
 // E1 runs every policy on the scenario (default Scenario()) across seeds:
-// the study's headline comparison. Defaults: 10 seeds × 200 000 requests;
-// quick: 3 × 20 000.
+// the study's headline comparison. With the default policies and a
+// scenario whose Sweep has a TuneTarget, a JBSQ with the tuned bound (the
+// smallest n meeting the target on the same seeds) is added. Defaults: 10
+// seeds × 200 000 requests; quick: 3 × 20 000.
 func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1Result, error) {
 	o = o.withDefaults(10, 3, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
+	tr := &tracker{fn: o.Progress}
 	if len(policies) == 0 {
 		policies = E1Policies()
+		if target := scenario.Sweep.TuneTarget; target > 0 {
+			// The study's JBSQ(n*): the smallest n per host meeting the
+			// scenario's target, tuned on the same seeds and sizes.
+			tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
+			tuned, err := tuneJBSQ(ctx, tc, tr)
+			if err != nil {
+				return nil, fmt.Errorf("e1: %w", err)
+			}
+			policies = append(policies, Policy{Binding: JBSQ, Ingress: Least, Bound: tuned.Bound})
+		}
 	}
 	var cfgs []Config
 	for _, p := range policies {
@@ -98,7 +111,7 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 		}
 		cfgs = append(cfgs, seeded(c, o)...)
 	}
-	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
 	if err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
@@ -348,8 +361,9 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 	var pts []E3Point
 	for _, x := range xs {
 		c := e3Point(scenario, axis, x)
-		// Tuning uses fewer seeds and requests than the comparison itself.
-		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: min(3, o.Seeds), Seed: o.Seed, Requests: max(1, o.Requests/2), Parallel: o.Parallel}}
+		// Tuning uses the comparison's seeds and sizes, so the tuned n meets
+		// the target on the runs that are compared.
+		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
 		tuned, err := tuneJBSQ(ctx, tc, tr)
 		if err != nil {
 			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
