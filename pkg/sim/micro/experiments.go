@@ -76,6 +76,9 @@ type E1Result struct {
 	Scenario Config  `json:"scenario"`
 	Options  Options `json:"options"`
 	Cells    []Cell  `json:"cells"`
+	// Tuned is the JBSQ(n*) bound added for the scenario's tune target (0:
+	// none).
+	Tuned int `json:"tuned_bound,omitempty"`
 }
 
 // E1 runs every policy on the scenario (default Scenario()) across seeds:
@@ -89,6 +92,7 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 		return nil, fmt.Errorf("e1: %w", err)
 	}
 	tr := &tracker{fn: o.Progress}
+	tunedBound := 0
 	if len(policies) == 0 {
 		policies = E1Policies()
 		if target := scenario.Sweep.TuneTarget; target > 0 {
@@ -100,6 +104,7 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 				return nil, fmt.Errorf("e1: %w", err)
 			}
 			policies = append(policies, Policy{Binding: JBSQ, Ingress: Least, Bound: tuned.Bound})
+			tunedBound = tuned.Bound
 		}
 	}
 	var cfgs []Config
@@ -115,7 +120,7 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 	if err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
-	res := &E1Result{Scenario: stamp(scenario, o), Options: o}
+	res := &E1Result{Scenario: stamp(scenario, o), Options: o, Tuned: tunedBound}
 	for i, p := range policies {
 		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
 		c.Study = studyE1(p)
@@ -162,7 +167,12 @@ func seedsLine(o Options) string {
 
 // WriteText implements output.TextWriter.
 func (r *E1Result) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	if r.Tuned > 0 {
+		fmt.Fprintf(w, "last row: JBSQ(n*), n* = %d the smallest bound per host meeting %.2g %% on these seeds (tune jbsq --algorithm ideal)\n",
+			r.Tuned, 100*r.Scenario.Sweep.TuneTarget)
+	}
+	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		rows = append(rows, []string{c.Policy, pct(c.Violation),
@@ -511,7 +521,24 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 	if scenario.ZipfAlpha == 0 {
 		scenario.ZipfAlpha = 0.5
 	}
+	if g := scenario.Sweep.T40bGranularity; g != "" {
+		scenario.Granularity = g
+	}
+	tr := &tracker{fn: o.Progress}
 	ps := T40bPolicies()
+	if target := scenario.Sweep.TuneTarget; target > 0 {
+		// Request-level credits at the tuned JBSQ(n*), as in E1.
+		tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
+		tuned, err := tuneJBSQ(ctx, tc, tr)
+		if err != nil {
+			return nil, fmt.Errorf("t40b: %w", err)
+		}
+		for i, p := range ps {
+			if p.Binding == JBSQ {
+				ps[i].Bound = tuned.Bound
+			}
+		}
+	}
 	var cfgs []Config
 	for _, p := range ps {
 		c := scenario
@@ -521,7 +548,7 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 		}
 		cfgs = append(cfgs, seeded(c, o)...)
 	}
-	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
 	if err != nil {
 		return nil, fmt.Errorf("t40b: %w", err)
 	}

@@ -17,6 +17,9 @@ type Sweep struct {
 	// scenario's own). E2 asks what intra-host pooling buys, so a scenario
 	// whose early binding lands on per-core queues pools for E2.
 	E2Granularity Granularity `json:"e2_granularity,omitempty"`
+	// T40bGranularity is the granularity T40b pins connections with (""
+	// = the scenario's own).
+	T40bGranularity Granularity `json:"t40b_granularity,omitempty"`
 	// E3Axis is how E3 moves D/S.
 	E3Axis E3Axis `json:"e3_axis,omitempty"`
 	// TuneTarget is the violation target of the tuned JBSQ bound in E3
@@ -137,14 +140,15 @@ func studyScenario() NamedScenario {
 	c.Burst = studyBurst
 	c.ForwardHops = studyHops
 	c.Sweep = Sweep{
-		E2Granularity: GranularityHost,
-		E3Axis:        AxisService,
-		TuneTarget:    0.05,
-		GatewayHosts:  1,
-		TTLChoices:    []Ingress{Random, P2C},
-		TTLMode:       TTLCredit,
-		TTLs:          []float64{25, 50, 100, 200},
-		TTLFaults:     []TTLFault{LossFault(0.001), LossFault(0.01), StallFault(2000, 100)},
+		E2Granularity:   GranularityHost,
+		T40bGranularity: GranularityHost,
+		E3Axis:          AxisService,
+		TuneTarget:      0.05,
+		GatewayHosts:    1,
+		TTLChoices:      []Ingress{Random, P2C},
+		TTLMode:         TTLCredit,
+		TTLs:            []float64{25, 50, 100, 200},
+		TTLFaults:       []TTLFault{LossFault(0.001), LossFault(0.01), StallFault(2000, 100)},
 	}
 	return NamedScenario{
 		Name: ScenarioStudy,
@@ -161,6 +165,7 @@ func studyScenario() NamedScenario {
 				"forwarding as a bounce, limited by a hop count rather than to one retry: under a burst every queue is busy and a request keeps paying 2D"},
 			{"SLO", "50 µs end to end (2D included), judged per request", "unchanged: the study's p99 ≤ 50 µs"},
 			{"E2", "granularity host, m = 1 … 16", "E2 asks what intra-host pooling buys: its m = 1 row is E1's per-core binding"},
+			{"T40b", "granularity host: a connection is pinned to a host, whose cores share its queue; request-level credits at the tuned n", "a connection's requests go to one server (its 5-tuple hashes to a host); pinned to one core, Zipf(0.5)'s heaviest of 1024 connections alone would overload it (1.6 % of 21.8 req/µs > 0.2 req/µs)"},
 			{"E3 axis", "D = 4.5 µs and SLO = 50 µs fixed, service mean S = D/x (x = D/S)", "the study's service range 1–10 µs at D = 4.5 µs is D/S = 0.45–4.5: its D/S sweep up to 4 moves S, and a detour of 2D then costs up to 8 service times"},
 			{"E3 JBSQ", "tuned n: smallest n per host meeting 5 % violations (tune jbsq's default target)", "the study's JBSQ(n*) is a tuned bound"},
 			{"gateway", "one software dispatcher core per host (8 worker cores)", "a host-local software dispatcher (as a dispatcher core of a µs runtime): 2 messages per request at 500 ns saturate at ρ = 0.625"},
