@@ -332,9 +332,18 @@ Policies: random, p2c, jsw, hash, migrate [+fwd|+ideal]; jbsq[:n][/least|
 /random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq;
 switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 (pkg/pipeline; --recirc is the time a recirculation adds).
+
+Scenarios (--scenario): pooled (the default: each host's cores share one
+queue, H2 arrivals CV 2) or study (the late-binding study's structure:
+early binding onto per-core RSS queues and late binding onto host queues,
+micro-bursts common to all hosts, forwarding up to 8 hops, E3 moving the
+service time at a fixed D, a gateway core per host, JBSQ(n*) tuned to 5 %;
+docs/REPRODUCTION.md §2). The scenario sets every flag's starting value; a
+flag given explicitly overrides it.
 The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
-  p4ctl sim micro e3 --quick -o json
+  p4ctl sim micro e1 --scenario study
+  p4ctl sim micro e3 --scenario study --quick -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
