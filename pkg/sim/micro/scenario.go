@@ -123,14 +123,16 @@ func pooledScenario() NamedScenario {
 
 // studyBurst is the study scenario's micro-burst process: an on/off
 // modulation of the arrival rate common to every host. Its intensity (ρ =
-// 1.06 during bursts of mean 100 µs, 30 % of the time) is the one
-// parameter chosen by looking at results: the smallest burst on a coarse
+// 1.06 during bursts of mean 100 µs, 30 % of the time) is one of the two
+// values chosen by looking at results: the smallest burst on a coarse
 // grid (factor 1.2–1.3, on 20–30 %, mean on 50–200 µs) that puts E1's
 // late binding above 2 % without pushing it past the early-binding tier.
 var studyBurst = Burst{Factor: 1.25, OnFraction: 0.3, MeanOn: 100}
 
 // studyHops: a forwarded request keeps moving while it meets a busy queue,
-// up to 8 hops (a TTL on the detour, not a single retry).
+// up to 8 hops (a TTL on the detour, not a single retry). The other value
+// chosen by looking at results: with one hop, forwarding never lost to
+// random on E3's service axis.
 const studyHops = 8
 
 func studyScenario() NamedScenario {
