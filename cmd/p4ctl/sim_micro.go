@@ -19,6 +19,10 @@ var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "swi
 
 // scenarioFlags bind the microsecond model's scenario to flags.
 type scenarioFlags struct {
+	fs                  *pflag.FlagSet
+	name                string
+	granularity         string
+	sloWindow           time.Duration
 	hosts, coresPerHost int
 	load                float64
 	arrivalCV           float64
@@ -40,6 +44,7 @@ type scenarioFlags struct {
 	recirc              time.Duration
 	refresh             time.Duration
 	forwardThreshold    int
+	forwardHops         int
 	gatewayCores        int
 	gatewayCost         time.Duration
 	connections         int
@@ -56,6 +61,11 @@ func dur(x float64) time.Duration { return time.Duration(x * float64(time.Micros
 // forwarding, connections, migration) keep their defaults unexposed.
 func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	d := micro.Scenario()
+	f.fs = fs
+	fs.StringVar(&f.name, "scenario", micro.ScenarioPooled, "named scenario the flags below start from: "+strings.Join(micro.ScenarioNames(), " (default: hosts pool their cores) or ")+
+		" (the late-binding study's structure: per-core RSS queues for early binding, micro-bursts, E3 moving the service time; docs/REPRODUCTION.md §2); a flag given explicitly overrides the scenario's value, the defaults shown are pooled's")
+	fs.StringVar(&f.granularity, "granularity", string(micro.GranularityHost), "what a policy binds to: host (its cores share one queue), core (every core its own queue) or rss (early binding onto per-core queues, late binding onto host queues)")
+	fs.DurationVar(&f.sloWindow, "slo-window", 0, "judge the SLO on the p99 of windows of this length (0 = per request)")
 	policyFS := fs
 	if forTune {
 		policyFS = pflag.NewFlagSet("not exposed by tune", pflag.ContinueOnError)
@@ -82,7 +92,8 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.DurationVar(&f.creditTTL, "credit-ttl", 0, "JBSQ credit TTL (0 = none)")
 	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
 	policyFS.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
-	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a host before it forwards (0 = cores per host)")
+	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a server before it forwards (0 = its cores)")
+	policyFS.IntVar(&f.forwardHops, "forward-hops", 1, "how often one request may be forwarded (each hop costs 2D)")
 	fs.DurationVar(&f.recirc, "recirc", time.Duration(micro.DefaultRecirc*float64(time.Microsecond)), "switch policies: the time one recirculation adds to a request")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
@@ -91,32 +102,123 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	policyFS.DurationVar(&f.migrateInterval, "migrate-interval", 100*time.Microsecond, "connection migration period")
 }
 
-// config builds the scenario; hosts overrides --hosts when > 0.
+// config builds the scenario: the named --scenario, with every flag given
+// on the command line applied over it; hosts overrides --hosts when > 0.
 func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
-	c := micro.Scenario()
+	named, err := micro.LookupScenario(f.name)
+	if err != nil {
+		return micro.Config{}, usageErrorf("--scenario: %w", err)
+	}
+	c := named.Config
+	set := func(name string) bool { return f.fs != nil && changed(f.fs, name) }
 	if hosts > 0 {
 		f.hosts = hosts
+		c.Hosts = hosts
+	} else if set("hosts") {
+		c.Hosts = f.hosts
 	}
-	kind, err := dist.ParseServiceKind(f.service)
-	if err != nil {
-		return c, usageErrorf("--service: %w", err)
+	if set("cores-per-host") {
+		c.CoresPerHost = f.coresPerHost
 	}
-	c.Hosts, c.CoresPerHost, c.Load = f.hosts, f.coresPerHost, f.load
-	c.ArrivalCV, c.ArrivalKind = f.arrivalCV, dist.ArrivalKind(f.arrivalKind)
-	c.Service = dist.ServiceSpec{Kind: kind, Mean: us(f.serviceMean), Sigma: f.sigma, BimodalP: f.bimodalP, BimodalRatio: f.bimodalRatio}
-	c.Delay, c.SLO = us(f.delay), us(f.slo)
-	c.Burst = micro.Burst{Factor: f.burstFactor, OnFraction: f.burstOnFraction, MeanOn: us(f.burstMeanOn)}
-	if f.stallInterval > 0 {
+	if set("granularity") {
+		c.Granularity = micro.Granularity(f.granularity)
+	}
+	if set("load") {
+		c.Load = f.load
+	}
+	if set("arrival-cv") {
+		c.ArrivalCV = f.arrivalCV
+	}
+	if set("arrival-kind") {
+		c.ArrivalKind = dist.ArrivalKind(f.arrivalKind)
+	}
+	if set("service") {
+		kind, err := dist.ParseServiceKind(f.service)
+		if err != nil {
+			return c, usageErrorf("--service: %w", err)
+		}
+		c.Service.Kind = kind
+	}
+	if set("service-mean") {
+		c.Service.Mean = us(f.serviceMean)
+	}
+	if set("sigma") {
+		c.Service.Sigma = f.sigma
+	}
+	if set("bimodal-p") || c.Service.Kind == dist.ServiceBimodal && c.Service.BimodalP == 0 {
+		c.Service.BimodalP = f.bimodalP
+	}
+	if set("bimodal-ratio") || c.Service.Kind == dist.ServiceBimodal && c.Service.BimodalRatio == 0 {
+		c.Service.BimodalRatio = f.bimodalRatio
+	}
+	if set("delay") {
+		c.Delay = us(f.delay)
+	}
+	if set("slo") {
+		c.SLO = us(f.slo)
+	}
+	if set("slo-window") {
+		c.SLOWindow = us(f.sloWindow)
+	}
+	if set("burst-factor") || set("burst-on-fraction") || set("burst-mean-on") {
+		b := c.Burst
+		if !b.Enabled() { // the flags' defaults fill what a scenario without bursts lacks
+			b = micro.Burst{Factor: f.burstFactor, OnFraction: f.burstOnFraction, MeanOn: us(f.burstMeanOn)}
+		}
+		if set("burst-factor") {
+			b.Factor = f.burstFactor
+		}
+		if set("burst-on-fraction") {
+			b.OnFraction = f.burstOnFraction
+		}
+		if set("burst-mean-on") {
+			b.MeanOn = us(f.burstMeanOn)
+		}
+		c.Burst = b
+	}
+	if set("stall-interval") || set("stall-duration") {
 		c.Stall = micro.Stall{Interval: us(f.stallInterval), Duration: us(f.stallDuration)}
+		if f.stallInterval == 0 {
+			c.Stall = micro.Stall{}
+		}
 	}
-	c.NotifyLoss = f.notifyLoss
-	c.CreditTTL, c.TTLMode = us(f.creditTTL), micro.TTLMode(f.ttlMode)
-	c.Refresh = us(f.refresh)
-	c.ForwardThreshold = f.forwardThreshold
-	c.Gateway = micro.Gateway{Cores: f.gatewayCores, PerMessage: us(f.gatewayCost)}
-	c.Recirc = us(f.recirc)
-	c.Connections, c.ZipfAlpha = f.connections, f.zipfAlpha
-	c.MigrateInterval = us(f.migrateInterval)
+	if set("notify-loss") {
+		c.NotifyLoss = f.notifyLoss
+	}
+	if set("credit-ttl") {
+		c.CreditTTL = us(f.creditTTL)
+	}
+	if set("ttl-mode") {
+		c.TTLMode = micro.TTLMode(f.ttlMode)
+	} else if c.TTLMode == "" {
+		c.TTLMode = micro.TTLSilence
+	}
+	if set("refresh") {
+		c.Refresh = us(f.refresh)
+	}
+	if set("forward-threshold") {
+		c.ForwardThreshold = f.forwardThreshold
+	}
+	if set("forward-hops") {
+		c.ForwardHops = f.forwardHops
+	}
+	if set("gateway-cores") || set("gateway-cost") {
+		c.Gateway = micro.Gateway{Cores: f.gatewayCores, PerMessage: us(f.gatewayCost)}
+	}
+	if set("recirc") {
+		c.Recirc = us(f.recirc)
+	} else if c.Recirc == 0 {
+		c.Recirc = micro.DefaultRecirc
+	}
+	if set("connections") {
+		c.Connections = f.connections
+	}
+	if set("zipf-alpha") || c.Connections > 0 && c.ZipfAlpha == 0 {
+		c.ZipfAlpha = f.zipfAlpha
+	}
+	if set("migrate-interval") || c.MigrateInterval == 0 {
+		c.MigrateInterval = us(f.migrateInterval)
+	}
 	if err := c.Validate(); err != nil {
 		return c, usageErrorf("%w", err)
 	}
@@ -196,6 +298,7 @@ type simMicroOptions struct {
 	run        runFlags
 	policies   []string
 	target     float64
+	targetSet  bool
 	costs      []time.Duration
 	dispCores  []int
 	loads      []float64
@@ -229,9 +332,18 @@ Policies: random, p2c, jsw, hash, migrate [+fwd|+ideal]; jbsq[:n][/least|
 /random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq;
 switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 (pkg/pipeline; --recirc is the time a recirculation adds).
+
+Scenarios (--scenario): pooled (the default: each host's cores share one
+queue, H2 arrivals CV 2) or study (the late-binding study's structure:
+early binding onto per-core RSS queues and late binding onto host queues,
+micro-bursts common to all hosts, forwarding up to 8 hops, E3 moving the
+service time at a fixed D, a gateway core per host, JBSQ(n*) tuned to 5 %;
+docs/REPRODUCTION.md §2). The scenario sets every flag's starting value; a
+flag given explicitly overrides it.
 The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
-  p4ctl sim micro e3 --quick -o json
+  p4ctl sim micro e1 --scenario study
+  p4ctl sim micro e3 --scenario study --quick -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
@@ -246,7 +358,7 @@ The same --seed gives byte-identical output.`,
 	o.scen.bind(fs, false)
 	o.run.bind(fs, "out/sim-micro")
 	fs.StringArrayVar(&o.policies, "policy", nil, "policy to run (repeatable; e1 and run)")
-	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound")
+	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound (default: the scenario's, 1 % pooled, 5 % study)")
 	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
@@ -255,8 +367,9 @@ The same --seed gives byte-identical output.`,
 }
 
 // Complete fills derived fields.
-func (o *simMicroOptions) Complete(_ *cobra.Command, args []string) error {
+func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
+	o.targetSet = changed(cmd.Flags(), "target")
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {
@@ -327,7 +440,11 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 	case "e2":
 		res, err = micro.E2(ctx, o.scenario, opt)
 	case "e3":
-		res, err = micro.E3(ctx, o.scenario, o.target, opt)
+		target := 0.0 // the scenario's
+		if o.targetSet {
+			target = o.target
+		}
+		res, err = micro.E3(ctx, o.scenario, target, opt)
 	case "t40b":
 		res, err = micro.T40b(ctx, o.scenario, opt)
 	case "gateway":

@@ -95,10 +95,46 @@ func TestSimMicroUsageErrors(t *testing.T) {
 		{"tune", "jbsq", "--cores", "100"},
 		{"tune", "jbsq", "--target", "0"},
 		{"tune", "jbsq", "--delay", "soon"},
+		{"sim", "micro", "e1", "--scenario", "bogus"},
+		{"sim", "micro", "run", "--granularity", "rack"},
+		{"tune", "jbsq", "--scenario", "bogus"},
+		{"sim", "serverless", "--scenario", "bogus"},
+		{"sim", "serverless", "ratios", "--hops", "later"},
 	}
 	for _, args := range cases {
 		if code, _, errs := p4ctl(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, errs)
+		}
+	}
+}
+
+// TestSimMicroScenarioStudy: --scenario study runs the study's structure;
+// a flag given explicitly still overrides it, and every experiment and
+// tune take the flag.
+func TestSimMicroScenarioStudy(t *testing.T) {
+	code, out, errs := p4ctl(t, "sim", "micro", "e1", "--scenario", "study", "--quick", "--requests", "3000", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "per-core RSS queues") || !strings.Contains(out, "bursts ×1.25") {
+		t.Errorf("study scenario line missing:\n%s", out)
+	}
+	_, out, _ = p4ctl(t, "sim", "micro", "e1", "--scenario", "study", "--granularity", "host", "--quick", "--requests", "3000", "--no-plots")
+	if strings.Contains(out, "RSS") || !strings.Contains(out, "bursts") {
+		t.Errorf("--granularity host did not override the study's rss:\n%s", out)
+	}
+	_, def, _ := p4ctl(t, "sim", "micro", "e1", "--quick", "--requests", "3000", "--no-plots")
+	_, pooled, _ := p4ctl(t, "sim", "micro", "e1", "--scenario", "pooled", "--quick", "--requests", "3000", "--no-plots")
+	if def != pooled || strings.Contains(def, "bursts") {
+		t.Error("the default scenario is not pooled")
+	}
+	for _, args := range [][]string{
+		{"sim", "micro", "e2"}, {"sim", "micro", "e3"}, {"sim", "micro", "t40b"}, {"sim", "micro", "gateway"},
+		{"sim", "micro", "ttl"}, {"sim", "micro", "switch"}, {"sim", "micro", "run"}, {"tune", "jbsq"},
+	} {
+		args = append(args, "--scenario", "study", "--quick", "--requests", "2000", "--no-plots")
+		if code, _, errs := p4ctl(t, args...); code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
 		}
 	}
 }

@@ -16,30 +16,38 @@ import (
 
 // simServerlessOptions are the flags of `p4ctl sim serverless`.
 type simServerlessOptions struct {
-	experiment string
-	dists      string
-	lambdas    string
-	policies   string
-	notify     string
-	seeds      int
-	seed       uint64
-	requests   int
-	warmup     float64
-	chain      string
-	noise      float64
-	pods       int
-	rhoMax     float64
-	delta      float64
-	waitBound  string
-	timeout    time.Duration
-	workers    int
-	quick      bool
-	outDir     string
-	noPlots    bool
-	format     output.Format
-	changed    func(string) bool
-	cfg        serverless.ExperimentConfig
-	planOnly   bool
+	experiment  string
+	scenario    string
+	concurrency int
+	forward     time.Duration
+	timeScale   float64
+	hops        string
+	scales      string
+	ratioHops   []float64
+	ratioScales []float64
+	dists       string
+	lambdas     string
+	policies    string
+	notify      string
+	seeds       int
+	seed        uint64
+	requests    int
+	warmup      float64
+	chain       string
+	noise       float64
+	pods        int
+	rhoMax      float64
+	delta       float64
+	waitBound   string
+	timeout     time.Duration
+	workers     int
+	quick       bool
+	outDir      string
+	noPlots     bool
+	format      output.Format
+	changed     func(string) bool
+	cfg         serverless.ExperimentConfig
+	planOnly    bool
 }
 
 const simServerlessLong = `Simulate dispatch of serverless requests (Poisson arrivals, chains of
@@ -57,6 +65,15 @@ Experiments:
           delay grows (0–1000 ms)
   bound   no simulation: the derived PathFinder wait bounds and the set_pool /
           exec_class_cost values a controller could push
+  ratios  the Knative setting swept over the activator ↔ pod hop (--hops) and
+          the execution-time scale (--time-scales): where PathFinder's P99
+          ratios against late and early binding fall against the paper's
+
+Scenarios (--scenario): default (1-core pods sized for ρ = 0.9 at 20 req/s,
+binding is free) and knative (16 pods, the activator's queue with
+containerConcurrency sized for ρ = 0.9 at 20 req/s, a 5 ms hop each way per
+bind: late binding = the activator buffering, early = round robin into the
+pods' queue-proxy queues).
 
 Flags override the experiment's grid; giving one distribution, λ and policy
 runs a single scenario. Plots (PNG and SVG) go to --out-dir.`
@@ -64,14 +81,16 @@ runs a single scenario. Plots (PNG and SVG) go to --out-dir.`
 func newSimServerlessCmd(s *streams) *cobra.Command {
 	o := &simServerlessOptions{}
 	cmd := &cobra.Command{
-		Use:   "serverless [sweep|notify|bound]",
+		Use:   "serverless [sweep|notify|bound|ratios]",
 		Short: "Simulate serverless dispatch: late/early binding vs PathFinder's bounded wait",
 		Long:  simServerlessLong,
 		Example: `  p4ctl sim serverless
   p4ctl sim serverless --quick -o json
   p4ctl sim serverless --dist zipf --lambda 20 --policy late,pathfinder --seeds 20
   p4ctl sim serverless notify
-  p4ctl sim serverless bound --dist azure --lambda 20`,
+  p4ctl sim serverless bound --dist azure --lambda 20
+  p4ctl sim serverless --scenario knative
+  p4ctl sim serverless ratios --quick`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(o, s),
 	}
@@ -86,7 +105,13 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f.Float64Var(&o.warmup, "warmup", 0.1, "fraction of requests left out of the metrics")
 	f.StringVar(&o.chain, "chain", "1-3", "stages per request, MIN-MAX (uniform) or N")
 	f.Float64Var(&o.noise, "estimate-noise", 0.5, "σ of the log-normal error of class recognition (0 = exact classes)")
-	f.IntVar(&o.pods, "pods", 0, "pods (1 core each); 0 sizes each distribution's pool for utilization --rho-max at 20 req/s")
+	f.StringVar(&o.scenario, "scenario", "default", "setting: default (1-core pods, free binding) or knative (16 pods, the activator's queue and containerConcurrency, a 5 ms hop each way per bind; docs/REPRODUCTION.md §3)")
+	f.IntVar(&o.pods, "pods", 0, "pods; 0 sizes each distribution's pool for utilization --rho-max at 20 req/s (default scenario; knative: 16)")
+	f.IntVar(&o.concurrency, "container-concurrency", 1, "stages one pod runs at once (Knative's containerConcurrency); 0 sizes it for --rho-max when --pods is fixed (knative's default)")
+	f.StringVar(&o.hops, "hops", "0,5ms,50ms,250ms,500ms", "ratios: activator ↔ pod hops to sweep (each both the notify and the forward delay)")
+	f.StringVar(&o.scales, "time-scales", "1,0.1,0.05", "ratios: execution-time scales to sweep")
+	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply every execution time (the same shapes on another time scale: fewer concurrent invocations per req/s)")
+	f.DurationVar(&o.forward, "forward-delay", 0, "hop from the dispatcher to the pod every bound stage pays (knative: 5ms)")
 	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s when --pods is 0")
 	f.Float64Var(&o.delta, "delta", 0.01, "tolerance of the wait-bound derivation (probability a held stage is still unbound at its bound)")
 	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait bound: "auto" (derived per class) or a duration for every class`)
@@ -117,10 +142,43 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		o.cfg = serverless.DefaultExperiment()
 		o.cfg.Name = "bound"
 		o.planOnly = true
+	case "ratios":
+		o.cfg = serverless.KnativeExperiment()
+		o.cfg.Name = "ratios"
+		o.cfg.Lambdas = []float64{10, 15, 20}
+		o.cfg.Seeds, o.cfg.Requests = 5, 20000
+		if !o.changed("scenario") {
+			o.scenario = "knative"
+		}
+		var err error
+		if o.ratioHops, err = parseDurationsMS(o.hops); err != nil {
+			return usageErrorf("--hops: %w", err)
+		}
+		if o.ratioScales, err = parseFloats(o.scales); err != nil {
+			return usageErrorf("--time-scales: %w", err)
+		}
 	default:
-		return usageErrorf("unknown experiment %q (want sweep, notify or bound)", o.experiment)
+		return usageErrorf("unknown experiment %q (want sweep, notify, bound or ratios)", o.experiment)
 	}
 	c := &o.cfg
+	switch o.scenario {
+	case "default":
+	case "knative":
+		k := serverless.KnativeExperiment()
+		c.Scenario, c.Pods, c.ContainerConcurrency, c.ForwardDelay = k.Scenario, k.Pods, k.ContainerConcurrency, k.ForwardDelay
+		if o.experiment == "sweep" || o.experiment == "bound" {
+			c.NotifyDelays = k.NotifyDelays
+			c.Name = k.Name
+			if o.planOnly {
+				c.Name = "bound"
+			}
+		}
+	default:
+		return usageErrorf("--scenario %q: want default or knative", o.scenario)
+	}
+	if o.experiment == "ratios" && o.scenario == "default" {
+		c.Scenario, c.Pods, c.ContainerConcurrency, c.ForwardDelay = "", 0, 1, 0
+	}
 	if o.quick {
 		*c = c.Quick()
 	}
@@ -172,6 +230,15 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	if o.changed("pods") {
 		c.Pods = o.pods
 	}
+	if o.changed("container-concurrency") {
+		c.ContainerConcurrency = o.concurrency
+	}
+	if o.changed("time-scale") {
+		c.TimeScale = o.timeScale
+	}
+	if o.changed("forward-delay") {
+		c.ForwardDelay = ms(o.forward)
+	}
 	if o.changed("rho-max") {
 		c.RhoMax = o.rhoMax
 	}
@@ -210,6 +277,17 @@ func (o *simServerlessOptions) Validate() error {
 func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 	if o.planOnly {
 		res, err := serverless.PlanOnly(o.cfg)
+		if err != nil {
+			return err
+		}
+		return output.Print(s.Out, o.format, res)
+	}
+	if o.experiment == "ratios" {
+		progress, done := newProgress(s.Err, "sim serverless ratios")
+		defer done()
+		o.cfg.Progress = progress
+		res, err := serverless.RatioSweep(ctx, o.cfg, o.ratioHops, o.ratioScales)
+		done()
 		if err != nil {
 			return err
 		}
@@ -275,6 +353,21 @@ func parseChain(s string) (lo, hi int, err error) {
 		return 0, 0, fmt.Errorf("want MIN-MAX or N, have %q", s)
 	}
 	return lo, hi, nil
+}
+
+func parseDurationsMS(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a duration >= 0", f)
+		}
+		out = append(out, ms(d))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return out, nil
 }
 
 func maxFloat(xs []float64) float64 {

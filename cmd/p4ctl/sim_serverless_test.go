@@ -44,7 +44,7 @@ func TestSimServerlessQuickJSON(t *testing.T) {
 			t.Errorf("%s: %+v", s.Policy, s.Metrics.P99)
 		}
 	}
-	if len(res.Plots) != 12 {
+	if len(res.Plots) != 16 { // 2 bar plots + 3 per distribution, PNG and SVG
 		t.Fatalf("plots %v", res.Plots)
 	}
 	for _, f := range res.Plots {
@@ -120,5 +120,19 @@ func TestSimServerlessUsageErrors(t *testing.T) {
 		if code, _, errb := p4ctl(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, errb)
 		}
+	}
+}
+
+func TestSimServerlessKnative(t *testing.T) {
+	code, out, errs := p4ctl(t, "sim", "serverless", "--scenario", "knative", "--quick", "--dist", "azure", "--lambda", "20", "--requests", "1500", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `Setting "knative"`) || !strings.Contains(out, "16×") {
+		t.Errorf("knative setting missing:\n%s", out)
+	}
+	code, out, errs = p4ctl(t, "sim", "serverless", "ratios", "--quick", "--dist", "zipf", "--lambda", "20", "--requests", "1500", "--hops", "5ms", "--time-scales", "0.1")
+	if code != exitOK || !strings.Contains(out, "P99 RESPONSE VS LATE") {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 }

@@ -41,6 +41,7 @@ pushes as the bound parameter of the switch's set_pool action (per server,
 i.e. per host). Bounds below the stability limit ⌈mρ(1+2D/S)⌉ cannot carry
 the load and are not simulated.`,
 		Example: `  p4ctl tune jbsq --delay 4.5us --service-mean 5us --cores 128 --load 0.85
+  p4ctl tune jbsq --scenario study
   p4ctl tune jbsq --delay 20us --service-mean 5us --cores 128 --load 0.85 --slo 81us --target 0.01 -o json`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),

@@ -74,8 +74,15 @@ func BenchmarkE1(b *testing.B) {
 // nothing — ten times the requests cost (almost) no more allocations; what
 // remains is setup and the few doublings of queues that reach new maxima.
 func TestSteadyStateAllocationFree(t *testing.T) {
-	for _, p := range []string{"random", "jsw", "random+fwd", "random+ideal", "jbsq", "jiq"} {
+	study, _ := LookupScenario(ScenarioStudy)
+	for i, p := range []string{"random", "jsw", "random+fwd", "random+ideal", "jbsq", "jiq", "random+fwd", "jbsq", "passive"} {
 		cfg := Scenario()
+		if i >= 6 { // the study scenario: per-core queues, bursts, forwarding hops
+			cfg = study.Config
+			if p == "passive" { // as T40b runs it: a connection pinned to a host
+				cfg.Connections, cfg.Granularity = 1024, study.Config.Sweep.T40bGranularity
+			}
+		}
 		cfg.Policy = MustPolicy(p)
 		allocs := func(n int) float64 {
 			cfg.Requests, cfg.Warmup = n, 2000
@@ -87,7 +94,7 @@ func TestSteadyStateAllocationFree(t *testing.T) {
 		}
 		small, large := allocs(20000), allocs(200000)
 		if large-small > 40 {
-			t.Errorf("%s: %v allocations for 20k requests, %v for 200k", p, small, large)
+			t.Errorf("%s (granularity %q): %v allocations for 20k requests, %v for 200k", p, cfg.Granularity, small, large)
 		}
 	}
 }

@@ -10,10 +10,14 @@ import (
 
 // Config is one simulated scenario. Times are in microseconds.
 type Config struct {
-	// Hosts and CoresPerHost: N hosts × m cores. Each host has one FCFS
-	// queue shared by its cores.
+	// Hosts and CoresPerHost: N hosts × m cores. Granularity says what a
+	// policy binds a request to: by default a host, whose cores share one
+	// FCFS queue.
 	Hosts        int `json:"hosts"`
 	CoresPerHost int `json:"cores_per_host"`
+	// Granularity is what "N hosts × m cores" binds to (default
+	// GranularityHost).
+	Granularity Granularity `json:"granularity,omitempty"`
 	// Load is ρ = λ·E[S] / (N·m).
 	Load float64 `json:"load"`
 	// ArrivalCV is the coefficient of variation of the renewal
@@ -31,6 +35,14 @@ type Config struct {
 	// SLO on end-to-end latency: dispatcher arrival → reply back at the
 	// ingress (so a request never waiting takes 2D + S).
 	SLO float64 `json:"slo_us"`
+	// SLOWindow > 0 judges the SLO as a tail-latency objective: the
+	// measured completions are cut into windows of SLOWindow µs (by
+	// completion time) and a window violates when its SLOQuantile (default
+	// 0.99) latency exceeds SLO; the violation rate is then the fraction of
+	// windows that violate. 0 judges every request on its own (the
+	// violation rate is the fraction of requests slower than SLO).
+	SLOWindow   float64 `json:"slo_window_us,omitempty"`
+	SLOQuantile float64 `json:"slo_quantile,omitempty"`
 	// Policy is the dispatch policy.
 	Policy Policy `json:"policy"`
 	// Requests are measured after Warmup requests are discarded.
@@ -41,9 +53,13 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Refresh is the load-report period for P2C and JSW (default 10 µs).
 	Refresh float64 `json:"refresh_us"`
-	// ForwardThreshold is how many requests must be waiting at a host before
-	// it forwards a new one (default CoresPerHost).
+	// ForwardThreshold is how many requests must be waiting at a server
+	// before it forwards a new one (default ServerCores()).
 	ForwardThreshold int `json:"forward_threshold"`
+	// ForwardHops is how often one request may be forwarded (default 1):
+	// a forwarded request that meets another queue at or above the
+	// threshold moves on again, each hop costing 2D.
+	ForwardHops int `json:"forward_hops,omitempty"`
 	// CreditTTL is the JBSQ credit time-to-live (0 = none); TTLMode says
 	// what expires.
 	CreditTTL float64 `json:"credit_ttl_us"`
@@ -57,7 +73,8 @@ type Config struct {
 	// offloaded switch (no cost).
 	Gateway Gateway `json:"gateway"`
 	// Connections > 0 gives each request a connection drawn from a Zipf
-	// distribution with exponent ZipfAlpha (needed by hash and migrate).
+	// distribution with exponent ZipfAlpha (needed by hash, migrate and
+	// passive).
 	Connections int     `json:"connections,omitempty"`
 	ZipfAlpha   float64 `json:"zipf_alpha,omitempty"`
 	// MigrateInterval is the period of connection migration (default 100 µs).
@@ -70,7 +87,32 @@ type Config struct {
 	Recirc         float64 `json:"recirc_us,omitempty"`
 	SwitchMaxHolds *int    `json:"switch_max_holds,omitempty"`
 	SwitchOnFull   string  `json:"switch_on_full,omitempty"`
+	// Sweep holds how experiments derive their runs from this scenario
+	// (a named scenario's structural choices); Run ignores it.
+	Sweep Sweep `json:"sweep"`
 }
+
+// Granularity is what a policy binds a request to.
+type Granularity string
+
+// Granularities.
+const (
+	// GranularityHost binds to a host; its m cores share one FCFS queue
+	// (intra-host pooling, as a host runtime with a shared queue has).
+	GranularityHost Granularity = "host"
+	// GranularityCore binds to a core: each of the N·m cores has its own
+	// FCFS queue and is a server of its own (per-core queues with no
+	// stealing). A JBSQ bound is then per core, and a stall still pauses
+	// all m cores of a host.
+	GranularityCore Granularity = "core"
+	// GranularityRSS binds where each kind of binding lands on a real
+	// host: an early-bound request is steered by the NIC's receive-side
+	// hash onto one core's queue (per-core queues, as GranularityCore),
+	// while a late-bound request is bound to the host (its credit is the
+	// host's) and taken by the first of the host's cores to free (a shared
+	// host queue, as GranularityHost).
+	GranularityRSS Granularity = "rss"
+)
 
 // DefaultRecirc is the default cost of one recirculation, in µs: a second
 // trip through a Tofino pipeline and its recirculation port is of the
@@ -152,6 +194,44 @@ func DefaultConfig() Config {
 // Cores is N·m.
 func (c Config) Cores() int { return c.Hosts * c.CoresPerHost }
 
+// perCore reports whether the policy's servers are single cores.
+func (c Config) perCore() bool {
+	switch c.Granularity {
+	case GranularityCore:
+		return true
+	case GranularityRSS:
+		return c.Policy.Binding == Early
+	}
+	return false
+}
+
+// Servers is the number of queues the policy binds to: N hosts, or N·m
+// cores when the granularity makes every core a server.
+func (c Config) Servers() int {
+	if c.perCore() {
+		return c.Cores()
+	}
+	return c.Hosts
+}
+
+// ServerCores is the number of cores behind one server: m, or 1 when every
+// core is a server. JBSQ bounds (LittleBound, StabilityBound) count per
+// server.
+func (c Config) ServerCores() int {
+	if c.perCore() {
+		return 1
+	}
+	return c.CoresPerHost
+}
+
+// SLOQuantileOrDefault is the windowed SLO's quantile (default 0.99).
+func (c Config) SLOQuantileOrDefault() float64 {
+	if c.SLOQuantile == 0 {
+		return 0.99
+	}
+	return c.SLOQuantile
+}
+
 // ArrivalRate is λ in requests per µs.
 func (c Config) ArrivalRate() float64 {
 	return c.Load * float64(c.Cores()) / c.Service.Mean
@@ -181,7 +261,7 @@ func (c Config) ResolvedBound() int {
 		return 0
 	}
 	if c.Policy.Bound == BoundAuto {
-		return LittleBound(c.CoresPerHost, c.Delay, c.Service.Mean)
+		return LittleBound(c.ServerCores(), c.Delay, c.Service.Mean)
 	}
 	return c.Policy.Bound
 }
@@ -195,7 +275,18 @@ func (c Config) Validate() error {
 	if c.Hosts < 1 || c.CoresPerHost < 1 || c.Hosts*c.CoresPerHost > 1<<20 {
 		add("hosts (%d) and cores per host (%d) must be ≥ 1, at most 2^20 cores in all", c.Hosts, c.CoresPerHost)
 	}
-	if c.Hosts < 2 && (c.Policy.Movement == Forward) {
+	switch c.Granularity {
+	case "", GranularityHost, GranularityCore, GranularityRSS:
+	default:
+		add("granularity %q must be host, core or rss", c.Granularity)
+	}
+	if c.SLOWindow < 0 || math.IsInf(c.SLOWindow, 0) || math.IsNaN(c.SLOWindow) {
+		add("SLO window %v must be ≥ 0", c.SLOWindow)
+	}
+	if q := c.SLOQuantile; q != 0 && !(q > 0 && q < 1) {
+		add("SLO quantile %v must be in (0, 1)", q)
+	}
+	if c.Servers() < 2 && (c.Policy.Movement == Forward) {
 		add("forwarding needs at least 2 hosts")
 	}
 	if !(c.Load > 0 && c.Load < 4) {
@@ -227,6 +318,9 @@ func (c Config) Validate() error {
 	if c.ForwardThreshold < 0 {
 		add("forward threshold %d must be ≥ 0", c.ForwardThreshold)
 	}
+	if c.ForwardHops < 0 || c.ForwardHops > 255 {
+		add("forward hops %d must be in [0, 255]", c.ForwardHops)
+	}
 	if !(c.CreditTTL >= 0) || math.IsInf(c.CreditTTL, 0) {
 		add("credit TTL %v must be ≥ 0", c.CreditTTL)
 	}
@@ -242,7 +336,7 @@ func (c Config) Validate() error {
 	if c.Gateway.Cores < 0 || c.Gateway.Cores > 1024 || !(c.Gateway.PerMessage >= 0) || math.IsInf(c.Gateway.PerMessage, 0) {
 		add("gateway cores (%d) must be in [0, 1024] and cost per message (%v) ≥ 0", c.Gateway.Cores, c.Gateway.PerMessage)
 	}
-	if c.Policy.Binding == Early && (c.Policy.Ingress == Hash || c.Policy.Ingress == Migrate) && c.Connections < 1 {
+	if c.Policy.Binding == Early && (c.Policy.Ingress == Hash || c.Policy.Ingress == Migrate || c.Policy.Ingress == Passive) && c.Connections < 1 {
 		add("policy %s needs connections ≥ 1", c.Policy)
 	}
 	if c.Connections < 0 || c.Connections > 1<<24 {
@@ -258,8 +352,8 @@ func (c Config) Validate() error {
 		add("ingress least needs JBSQ (use jsq)")
 	}
 	if c.Policy.Binding == Switch {
-		if c.Hosts&(c.Hosts-1) != 0 || c.Hosts > 1<<16 {
-			add("policy %s: hosts (%d) must be a power of two up to 65536 (the switch's pool layout)", c.Policy, c.Hosts)
+		if n := c.Servers(); n&(n-1) != 0 || n > 1<<16 {
+			add("policy %s: servers (%d) must be a power of two up to 65536 (the switch's pool layout)", c.Policy, n)
 		}
 		if !(c.Recirc >= 0) || math.IsInf(c.Recirc, 0) {
 			add("recirculation time %v must be ≥ 0", c.Recirc)

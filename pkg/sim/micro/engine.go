@@ -41,10 +41,7 @@ const (
 	streamBurst
 )
 
-const (
-	flagMeasured uint8 = 1 << iota
-	flagForwarded
-)
+const flagMeasured uint8 = 1
 
 type request struct {
 	t0     float64 // arrival at the ingress/dispatcher
@@ -58,6 +55,7 @@ type request struct {
 	hash  uint16
 	holds uint8
 	round pipeline.Round
+	hops  uint8 // times forwarded
 }
 
 // credit is one outstanding JBSQ credit under per-credit TTL expiry.
@@ -78,9 +76,11 @@ type host struct {
 // sim is one run's state. Nothing in it is shared between runs.
 type sim struct {
 	cfg   Config
-	n, m  int32 // hosts, cores per host
+	n, m  int32 // servers, cores per server (hosts and their cores unless per-core)
+	group int32 // servers per physical host (m when every core is a server, else 1)
 	bound int32 // JBSQ bound, 0 = unbounded
 	thr   int   // forward threshold
+	hops  int   // forwards allowed per request
 	meanS float64
 
 	now  float64
@@ -151,9 +151,15 @@ type sim struct {
 
 	hist         histogram
 	doneMeasured int
-	res          RunResult
-	latSum       float64
-	waitSum      float64
+	// Windowed SLO: latencies of the current window, its end, and counts.
+	win      []float64
+	winEnd   float64
+	windows  int
+	winViol  int
+	winTotal int
+	res      RunResult
+	latSum   float64
+	waitSum  float64
 }
 
 // Run simulates one scenario. The same Config gives the same RunResult.
@@ -172,12 +178,14 @@ func newSim(cfg Config) (*sim, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("micro: invalid config: %w", err)
 	}
-	s := &sim{cfg: cfg, n: int32(cfg.Hosts), m: int32(cfg.CoresPerHost), meanS: cfg.Service.Mean}
+	s := &sim{cfg: cfg, n: int32(cfg.Servers()), m: int32(cfg.ServerCores()), meanS: cfg.Service.Mean}
+	s.group = int32(cfg.Cores()/cfg.Servers()) / s.m
 	s.bound = int32(cfg.ResolvedBound())
 	s.thr = cfg.ForwardThreshold
 	if s.thr == 0 {
-		s.thr = cfg.CoresPerHost
+		s.thr = int(s.m)
 	}
+	s.hops = max(1, cfg.ForwardHops)
 	var err error
 	if s.inter, err = dist.NewInterval(cfg.ArrivalKind, 1/cfg.ArrivalRate(), cfg.ArrivalCV); err != nil {
 		return nil, fmt.Errorf("micro: arrivals: %w", err)
@@ -286,7 +294,7 @@ func newSim(cfg Config) (*sim, error) {
 		s.schedule(event{t: iv, kind: evMigrateTick})
 	}
 	if cfg.Stall.Interval > 0 {
-		for h := int32(0); h < s.n; h++ {
+		for h := int32(0); h < int32(cfg.Hosts); h++ { // physical hosts
 			s.schedule(event{t: s.rFault.ExpFloat64() * cfg.Stall.Interval, kind: evStallStart, b: h})
 		}
 	}
@@ -459,9 +467,16 @@ func (s *sim) process(e event) {
 		s.report()
 		s.schedule(event{t: s.now + s.cfg.Refresh, kind: evReportTick})
 	case evStallStart:
-		s.stallStart(e.b)
+		s.res.Stalls++
+		s.schedule(event{t: s.now + s.cfg.Stall.Duration, kind: evStallEnd, b: e.b})
+		for h := e.b * s.group; h < (e.b+1)*s.group; h++ {
+			s.stallStart(h)
+		}
 	case evStallEnd:
-		s.stallEnd(e.b)
+		for h := e.b * s.group; h < (e.b+1)*s.group; h++ {
+			s.stallEnd(h)
+		}
+		s.schedule(event{t: s.now + s.rFault.ExpFloat64()*s.cfg.Stall.Interval, kind: evStallStart, b: e.b})
 	case evMigrateTick:
 		s.migrate()
 		s.schedule(event{t: s.now + s.cfg.MigrateInterval, kind: evMigrateTick})
@@ -599,9 +614,7 @@ func (s *sim) switchPass(r int32) {
 	case pipeline.StepNack:
 		s.res.Nacks++
 		if q.flags&flagMeasured != 0 {
-			s.hist.add(math.Inf(1))
-			s.res.Violations++
-			s.doneMeasured++
+			s.observe(math.Inf(1))
 		}
 		s.free = append(s.free, r)
 		return
@@ -764,7 +777,7 @@ func (s *sim) two(n int32) (int32, int32) {
 // ingress is the early-binding choice.
 func (s *sim) ingress(r int32) int32 {
 	switch s.cfg.Policy.Ingress {
-	case Hash:
+	case Hash, Passive:
 		return s.connHost[s.reqs[r].conn]
 	case Migrate:
 		c := s.reqs[r].conn
@@ -911,6 +924,17 @@ func (s *sim) hostArrive(r, h int32) {
 		s.start(r, h, s.popIdle(h))
 		return
 	}
+	if s.cfg.Policy.Ingress == Passive && s.cfg.Policy.Binding == Early && hs.queue.n >= s.thr && s.n > 1 {
+		if c := s.reqs[r].conn; c >= 0 && s.connHost[c] == h {
+			g := int32(s.rPol.IntN(int(s.n) - 1))
+			if g >= h {
+				g++
+			}
+			s.connHost[c] = g
+			s.res.Migrations++
+			s.res.ControlMessages += 2 // the old and the new host
+		}
+	}
 	switch s.cfg.Policy.Movement {
 	case Ideal:
 		if len(s.idleHosts.items) > 0 {
@@ -921,8 +945,8 @@ func (s *sim) hostArrive(r, h int32) {
 		}
 	case Forward:
 		q := &s.reqs[r]
-		if q.flags&flagForwarded == 0 && hs.queue.n >= s.thr {
-			q.flags |= flagForwarded
+		if int(q.hops) < s.hops && hs.queue.n >= s.thr {
+			q.hops++
 			g := int32(s.rPol.IntN(int(s.n) - 1))
 			if g >= h {
 				g++
@@ -955,13 +979,9 @@ func (s *sim) complete(c int32) {
 	q := &s.reqs[r]
 	if q.flags&flagMeasured != 0 {
 		lat := s.now + s.cfg.Delay - q.t0
-		s.hist.add(lat)
 		s.latSum += lat
 		s.waitSum += lat - 2*s.cfg.Delay - q.svc
-		if lat > s.cfg.SLO {
-			s.res.Violations++
-		}
-		s.doneMeasured++
+		s.observe(lat)
 	}
 	if s.cfg.Policy.Binding == JBSQ || s.cfg.Policy.Binding == Switch {
 		s.res.ControlMessages++
@@ -1014,8 +1034,6 @@ func (s *sim) stallStart(h int32) {
 	hs := &s.hosts[h]
 	d := s.cfg.Stall.Duration
 	hs.stalled = true
-	s.res.Stalls++
-	s.schedule(event{t: s.now + d, kind: evStallEnd, b: h})
 	base := h * s.m
 	for c := base; c < base+s.m; c++ {
 		if s.coreReq[c] >= 0 {
@@ -1053,7 +1071,71 @@ func (s *sim) stallEnd(h int32) {
 			s.idleHosts.add(h)
 		}
 	}
-	s.schedule(event{t: s.now + s.rFault.ExpFloat64()*s.cfg.Stall.Interval, kind: evStallStart, b: h})
+}
+
+// observe records the latency of a measured request (+Inf for one that
+// never completes): the histogram, the per-request SLO and, when the SLO
+// is windowed, the current window.
+func (s *sim) observe(lat float64) {
+	s.hist.add(lat)
+	if lat > s.cfg.SLO {
+		s.res.Violations++
+	}
+	s.doneMeasured++
+	if w := s.cfg.SLOWindow; w > 0 {
+		if s.now >= s.winEnd {
+			if len(s.win) > 0 {
+				s.closeWindow()
+			}
+			s.winEnd = (math.Floor(s.now/w) + 1) * w
+		}
+		s.win = append(s.win, lat)
+	}
+}
+
+// closeWindow judges the current window: it violates when its SLO quantile
+// exceeds the SLO. Windows without completions are not judged.
+func (s *sim) closeWindow() {
+	n := len(s.win)
+	k := int(math.Ceil(s.cfg.SLOQuantileOrDefault()*float64(n))) - 1
+	if selectKth(s.win, max(0, min(k, n-1))) > s.cfg.SLO {
+		s.winViol++
+	}
+	s.windows++
+	s.winTotal += n
+	s.win = s.win[:0]
+}
+
+// selectKth returns the k-th smallest element of xs (0-based), reordering
+// xs in place (Hoare's selection; no allocation).
+func selectKth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		p := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < p {
+				i++
+			}
+			for xs[j] > p {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 func (s *sim) result() RunResult {
@@ -1062,6 +1144,21 @@ func (s *sim) result() RunResult {
 	r.Incomplete = s.cfg.Requests - s.doneMeasured
 	r.Violations += r.Incomplete
 	r.ViolationRate = float64(r.Violations) / float64(r.Requests)
+	r.RequestViolationRate = r.ViolationRate
+	if s.cfg.SLOWindow > 0 {
+		// The last window is judged when it is at least half full (or
+		// holds requests that never completed); a shorter tail is dropped.
+		for i := 0; i < r.Incomplete; i++ {
+			s.win = append(s.win, math.Inf(1))
+		}
+		if n := len(s.win); n > 0 && (r.Incomplete > 0 || s.windows == 0 || 2*n >= s.winTotal/s.windows) {
+			s.closeWindow()
+		}
+		r.Windows, r.WindowViolations = s.windows, s.winViol
+		if s.windows > 0 {
+			r.ViolationRate = float64(s.winViol) / float64(s.windows)
+		}
+	}
 	if s.doneMeasured > 0 {
 		r.MeanLatency = s.latSum / float64(s.doneMeasured)
 		r.MeanWait = s.waitSum / float64(s.doneMeasured)

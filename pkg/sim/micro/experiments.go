@@ -27,17 +27,22 @@ func Scenario() Config {
 // Study figures, as the late-binding study reported them (labelled wherever
 // shown; never used by the model).
 const (
-	StudyE1Random   = "> 35 %"
-	StudyE1Strong   = "10–15 %" // JSW or forwarding
-	StudyE1Late     = "≈ 4.1 %" // JBSQ / JIQ
-	StudyE3Random   = "18.78 %"
-	StudyE3Forward  = "35.47 %"
-	StudyE3JBSQ64   = "4.12 % (n = 64)"
-	StudyT40bHash   = "13.26 %"
-	StudyT40bCredit = "3.61 %"
-	StudyGateway    = "cliff near ρ ≈ 0.65 (1 core, 200–500 ns/message)"
-	StudyE2         = "intra-host pooling (m ≥ 8) absorbs most imbalance"
-	StudyTTL        = "no TTL worsens violations (stale credits → herding)"
+	StudyE1Random  = "> 35 %"
+	StudyE1Strong  = "10–15 %" // JSW or forwarding
+	StudyE1Late    = "≈ 4.1 %" // JBSQ / JIQ
+	StudyE3Random  = "18.78 %"
+	StudyE3Forward = "35.47 %"
+	StudyE3JBSQ64  = "4.12 % (n = 64)"
+	// StudyE3FailFirst: every early-binding + movement combination the
+	// study tried fails at a smaller D/S than JBSQ.
+	StudyE3FailFirst = "31 of 31 early-binding + movement combinations fail first"
+	StudyT40bHash    = "13.26 %"
+	StudyT40bCredit  = "3.61 % (0.351 msgs/RPC)"
+	StudyT40bActive  = "12.94 % (Capybara-style active)"
+	StudyT40bPassive = "27.24 %"
+	StudyGateway     = "cliff near ρ ≈ 0.65 (1 core, 200–500 ns/message)"
+	StudyE2          = "intra-host pooling (m ≥ 8) absorbs most imbalance"
+	StudyTTL         = "no TTL worsens violations (stale credits → herding): all 12 random and 11 of 12 p2c cells"
 )
 
 func studyE1(p Policy) string {
@@ -71,18 +76,36 @@ type E1Result struct {
 	Scenario Config  `json:"scenario"`
 	Options  Options `json:"options"`
 	Cells    []Cell  `json:"cells"`
+	// Tuned is the JBSQ(n*) bound added for the scenario's tune target (0:
+	// none).
+	Tuned int `json:"tuned_bound,omitempty"`
 }
 
 // E1 runs every policy on the scenario (default Scenario()) across seeds:
-// the study's headline comparison. Defaults: 10 seeds × 200 000 requests;
-// quick: 3 × 20 000.
+// the study's headline comparison. With the default policies and a
+// scenario whose Sweep has a TuneTarget, a JBSQ with the tuned bound (the
+// smallest n meeting the target on the same seeds) is added. Defaults: 10
+// seeds × 200 000 requests; quick: 3 × 20 000.
 func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1Result, error) {
 	o = o.withDefaults(10, 3, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
+	tr := &tracker{fn: o.Progress}
+	tunedBound := 0
 	if len(policies) == 0 {
 		policies = E1Policies()
+		if target := scenario.Sweep.TuneTarget; target > 0 {
+			// The study's JBSQ(n*): the smallest n per host meeting the
+			// scenario's target, tuned on the same seeds and sizes.
+			tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
+			tuned, err := tuneJBSQ(ctx, tc, tr)
+			if err != nil {
+				return nil, fmt.Errorf("e1: %w", err)
+			}
+			policies = append(policies, Policy{Binding: JBSQ, Ingress: Least, Bound: tuned.Bound})
+			tunedBound = tuned.Bound
+		}
 	}
 	var cfgs []Config
 	for _, p := range policies {
@@ -93,11 +116,11 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 		}
 		cfgs = append(cfgs, seeded(c, o)...)
 	}
-	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
 	if err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
-	res := &E1Result{Scenario: stamp(scenario, o), Options: o}
+	res := &E1Result{Scenario: stamp(scenario, o), Options: o, Tuned: tunedBound}
 	for i, p := range policies {
 		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
 		c.Study = studyE1(p)
@@ -107,12 +130,18 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 }
 
 func scenarioLine(c Config) string {
-	svc := string(c.Service.Kind)
-	if c.Service.Kind == dist.ServiceLognormal {
-		svc += fmt.Sprintf(" σ=%g", c.Service.Sigma)
-	}
+	svc := describeService(c.Service)
 	s := fmt.Sprintf("%d hosts × %d cores, ρ=%.2f, arrivals CV %.2g (%s), service %s mean %g µs, D=%g µs, SLO %g µs",
 		c.Hosts, c.CoresPerHost, c.Load, c.ArrivalCV, c.ArrivalKind, svc, c.Service.Mean, c.Delay, c.SLO)
+	switch c.Granularity {
+	case GranularityCore:
+		s += ", per-core queues"
+	case GranularityRSS:
+		s += ", early binding onto per-core RSS queues, late binding onto host queues"
+	}
+	if c.SLOWindow > 0 {
+		s += fmt.Sprintf(", SLO judged on the p%g of %g µs windows", 100*c.SLOQuantileOrDefault(), c.SLOWindow)
+	}
 	if c.Burst.Enabled() {
 		s += fmt.Sprintf(", bursts ×%g for %g%% of the time", c.Burst.Factor, 100*c.Burst.OnFraction)
 	}
@@ -138,7 +167,12 @@ func seedsLine(o Options) string {
 
 // WriteText implements output.TextWriter.
 func (r *E1Result) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n", scenarioLine(r.Scenario), seedsLine(r.Options))
+	if r.Tuned > 0 {
+		fmt.Fprintf(w, "last row: JBSQ(n*), n* = %d the smallest bound per host meeting %.2g %% on these seeds (tune jbsq --algorithm ideal)\n",
+			r.Tuned, 100*r.Scenario.Sweep.TuneTarget)
+	}
+	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		rows = append(rows, []string{c.Policy, pct(c.Violation),
@@ -180,6 +214,9 @@ func E2(ctx context.Context, scenario Config, o Options) (*E2Result, error) {
 		return nil, fmt.Errorf("e2: %w", err)
 	}
 	total := scenario.Cores()
+	if g := scenario.Sweep.E2Granularity; g != "" {
+		scenario.Granularity = g
+	}
 	ms := []int{1, 2, 4, 8, 16}
 	if o.Quick {
 		ms = []int{1, 4, 16}
@@ -253,45 +290,90 @@ type E3Point struct {
 type E3Result struct {
 	Scenario Config    `json:"scenario"`
 	Options  Options   `json:"options"`
+	Axis     E3Axis    `json:"axis"`
 	Target   float64   `json:"tune_target"`
 	Points   []E3Point `json:"points"`
+	// Failures says, for every curve, the smallest D/S at which it fails:
+	// violations above the tune target.
+	Failures []E3Failure `json:"failures"`
+	// FailFirst counts the early-binding curves (ingress with or without
+	// movement) that fail first: above the target at some D/S at which
+	// the tuned JBSQ still meets it.
+	FailFirst int `json:"early_fail_first"`
+	Early     int `json:"early_curves"`
+}
+
+// E3Failure is where one curve first exceeds the tune target (0: never on
+// the grid).
+type E3Failure struct {
+	Label  string  `json:"label"`
+	FailAt float64 `json:"fails_at_delay_over_service"`
 }
 
 // E3Labels are the curves of E3, in order.
 var e3Labels = []string{"random", "p2c", "jsw", "random+fwd", "p2c+fwd", "jsw+fwd", "jiq", "jbsq fixed n", "jbsq Little n", "jbsq tuned n"}
 
-// E3 varies the one-way delay D from 0.1 to 4 service means (service fixed
-// at the scenario's mean) and asks which ingress+movement pairs lose to
-// random, and whether JBSQ keeps up when its bound grows with D. The SLO
-// keeps the scenario's slack above the base round trip: SLO(D) = SLO +
-// 2(D − D₀). JBSQ runs with the scenario's Little bound held fixed, with
-// the Little bound recomputed for each D, and with the n TuneJBSQ finds for
-// target (default 1 %). Defaults 5 seeds × 200 000; quick: 2 × 20 000 at
-// D/S = 0.25, 1, 4.
+// e3Point is the scenario at D/S = x on the axis.
+func e3Point(scenario Config, axis E3Axis, x float64) Config {
+	c := scenario
+	if axis == AxisService {
+		c.Service.Mean = scenario.Delay / x
+		return c
+	}
+	c.Delay = x * scenario.Service.Mean
+	c.SLO = scenario.SLO + 2*(c.Delay-scenario.Delay)
+	return c
+}
+
+// E3 varies D/S, the one-way delay over the mean service time, and asks
+// which ingress+movement pairs lose to random (and fail the tune target
+// before JBSQ does), and whether JBSQ keeps up when its bound grows with
+// D/S. The scenario's Sweep.E3Axis says how: AxisDelay (default) moves D
+// = x·S at the scenario's service mean, the SLO keeping its slack over the
+// base round trip (SLO + 2(D − D₀)); AxisService keeps D and the SLO and
+// moves S = D/x. JBSQ runs with the scenario's Little bound held fixed,
+// with the Little bound recomputed at each point, and with the n TuneJBSQ
+// finds for target (default the scenario's Sweep.TuneTarget, else 1 %).
+// Defaults 5 seeds × 200 000 at D/S = 0.1 … 4 (service axis: 0.45 … 4, S
+// within 1–10 µs at D = 4.5 µs); quick: 2 × 20 000 at three points.
 func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Result, error) {
 	o = o.withDefaults(5, 2, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("e3: %w", err)
 	}
 	if target == 0 {
+		target = scenario.Sweep.TuneTarget
+	}
+	if target == 0 {
 		target = 0.01
+	}
+	axis := scenario.Sweep.E3Axis
+	if axis == "" {
+		axis = AxisDelay
+	}
+	if axis != AxisDelay && axis != AxisService {
+		return nil, fmt.Errorf("e3: axis %q must be %s or %s", axis, AxisDelay, AxisService)
 	}
 	xs := []float64{0.1, 0.25, 0.5, 1, 2, 4}
 	if o.Quick {
 		xs = []float64{0.25, 1, 4}
 	}
+	if axis == AxisService {
+		xs = []float64{0.45, 0.9, 1.5, 2, 3, 4}
+		if o.Quick {
+			xs = []float64{0.45, 0.9, 4}
+		}
+	}
 	tr := &tracker{fn: o.Progress}
-	s := scenario.Service.Mean
-	fixed := LittleBound(scenario.CoresPerHost, scenario.Delay, s)
-	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Target: target}
+	fixed := LittleBound(scenario.ServerCores(), scenario.Delay, scenario.Service.Mean)
+	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Axis: axis, Target: target}
 	var cfgs []Config
 	var pts []E3Point
 	for _, x := range xs {
-		c := scenario
-		c.Delay = x * s
-		c.SLO = scenario.SLO + 2*(c.Delay-scenario.Delay)
-		// Tuning uses fewer seeds and requests than the comparison itself.
-		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: min(3, o.Seeds), Seed: o.Seed, Requests: max(1, o.Requests/2), Parallel: o.Parallel}}
+		c := e3Point(scenario, axis, x)
+		// Tuning uses the comparison's seeds and sizes, so the tuned n meets
+		// the target on the runs that are compared.
+		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
 		tuned, err := tuneJBSQ(ctx, tc, tr)
 		if err != nil {
 			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
@@ -336,17 +418,68 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 		}
 	}
 	res.Points = pts
+	res.Failures, res.FailFirst, res.Early = e3Failures(pts, target)
 	return res, nil
+}
+
+// e3Failures finds where each curve first exceeds target and counts the
+// early-binding curves (no jbsq, no jiq) that fail first: exceed target at
+// some D/S at which the tuned JBSQ still meets it.
+func e3Failures(pts []E3Point, target float64) ([]E3Failure, int, int) {
+	var out []E3Failure
+	at := map[string]int{}
+	holds := map[float64]bool{} // D/S at which the tuned JBSQ meets target
+	for _, p := range pts {
+		i, ok := at[p.Label]
+		if !ok {
+			i = len(out)
+			at[p.Label] = i
+			out = append(out, E3Failure{Label: p.Label})
+		}
+		if out[i].FailAt == 0 && p.Cell.Violation.Mean > target {
+			out[i].FailAt = p.DelayOverService
+		}
+		if p.Label == "jbsq tuned n" && p.Cell.Violation.Mean <= target {
+			holds[p.DelayOverService] = true
+		}
+	}
+	first := map[string]bool{}
+	for _, p := range pts {
+		if holds[p.DelayOverService] && p.Cell.Violation.Mean > target {
+			first[p.Label] = true
+		}
+	}
+	n, early := 0, 0
+	for _, f := range out {
+		if strings.HasPrefix(f.Label, "jbsq") || f.Label == "jiq" {
+			continue
+		}
+		early++
+		if first[f.Label] {
+			n++
+		}
+	}
+	return out, n, early
 }
 
 // WriteText implements output.TextWriter.
 func (r *E3Result) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "E3 — violations against one-way delay D (service mean %g µs fixed, SLO = %g µs + 2(D − %g µs))\n%s\n%s\n",
-		r.Scenario.Service.Mean, r.Scenario.SLO, r.Scenario.Delay, scenarioLine(r.Scenario), seedsLine(r.Options))
-	fmt.Fprintf(w, "jbsq fixed n = Little bound at D = %g µs (%d); Little n = ⌈m(1 + 2D/S)⌉ at each D; tuned n = smallest n with violations ≤ %.2g %% (TuneJBSQ)\n\n",
-		r.Scenario.Delay, LittleBound(r.Scenario.CoresPerHost, r.Scenario.Delay, r.Scenario.Service.Mean), 100*r.Target)
+	if r.Axis == AxisService {
+		fmt.Fprintf(w, "E3 — violations against D/S, moving the service mean S = D/x (D = %g µs and SLO %g µs fixed)\n%s\n%s\n",
+			r.Scenario.Delay, r.Scenario.SLO, scenarioLine(r.Scenario), seedsLine(r.Options))
+	} else {
+		fmt.Fprintf(w, "E3 — violations against one-way delay D (service mean %g µs fixed, SLO = %g µs + 2(D − %g µs))\n%s\n%s\n",
+			r.Scenario.Service.Mean, r.Scenario.SLO, r.Scenario.Delay, scenarioLine(r.Scenario), seedsLine(r.Options))
+	}
+	fmt.Fprintf(w, "jbsq fixed n = Little bound at the scenario's point (%d); Little n = ⌈m(1 + 2D/S)⌉ at each point; tuned n = smallest n with violations ≤ %.2g %% (TuneJBSQ)\n",
+		LittleBound(r.Scenario.ServerCores(), r.Scenario.Delay, r.Scenario.Service.Mean), 100*r.Target)
+	fmt.Fprintf(w, "early binding fails first: %d of %d early-binding curves exceed %.2g %% at a D/S where the tuned JBSQ meets it (study (reported): %s)\n\n",
+		r.FailFirst, r.Early, 100*r.Target, StudyE3FailFirst)
 	rows := make([][]string, 0, len(r.Points))
 	for _, p := range r.Points {
+		if r.Axis == AxisService {
+			p.Delay = r.Scenario.Delay / p.DelayOverService // S on this axis
+		}
 		lose := ""
 		if p.LosesToRandom {
 			lose = "yes"
@@ -354,7 +487,11 @@ func (r *E3Result) WriteText(w io.Writer) error {
 		rows = append(rows, []string{fmt.Sprintf("%g", p.DelayOverService), fmt.Sprintf("%g", p.Delay), fmt.Sprintf("%g", p.SLO),
 			p.Cell.Policy, pct(p.Cell.Violation), num(p.Cell.P99, 1), lose, p.Study})
 	}
-	return writeTable(w, []string{"D/S", "D µs", "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
+	second := "D µs"
+	if r.Axis == AxisService {
+		second = "S µs"
+	}
+	return writeTable(w, []string{"D/S", second, "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
 }
 
 // --------------------------------------------------------------- T40b ----
@@ -367,11 +504,13 @@ type T40bResult struct {
 	Cells    []Cell  `json:"cells"`
 }
 
-// T40bPolicies are the T40b policies: static connection hash, connection
-// migration, request-level credits (JBSQ) and per-request random hashing
-// as a reference.
+// T40bPolicies are the T40b policies: static connection hash, active
+// connection migration (the ingress moves connections, as Capybara's switch
+// does), passive migration (an overloaded host hands a connection away),
+// request-level credits (JBSQ) and per-request random hashing as a
+// reference.
 func T40bPolicies() []Policy {
-	return []Policy{MustPolicy("hash"), MustPolicy("migrate"), MustPolicy("jbsq"), MustPolicy("random")}
+	return []Policy{MustPolicy("hash"), MustPolicy("migrate"), MustPolicy("passive"), MustPolicy("jbsq"), MustPolicy("random")}
 }
 
 // T40b runs the scenario with connections Zipf(α = 0.5)-skewed (default
@@ -389,7 +528,24 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 	if scenario.ZipfAlpha == 0 {
 		scenario.ZipfAlpha = 0.5
 	}
+	if g := scenario.Sweep.T40bGranularity; g != "" {
+		scenario.Granularity = g
+	}
+	tr := &tracker{fn: o.Progress}
 	ps := T40bPolicies()
+	if target := scenario.Sweep.TuneTarget; target > 0 {
+		// Request-level credits at the tuned JBSQ(n*), as in E1.
+		tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
+		tuned, err := tuneJBSQ(ctx, tc, tr)
+		if err != nil {
+			return nil, fmt.Errorf("t40b: %w", err)
+		}
+		for i, p := range ps {
+			if p.Binding == JBSQ {
+				ps[i].Bound = tuned.Bound
+			}
+		}
+	}
 	var cfgs []Config
 	for _, p := range ps {
 		c := scenario
@@ -399,7 +555,7 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 		}
 		cfgs = append(cfgs, seeded(c, o)...)
 	}
-	runs, err := runMany(ctx, cfgs, o.Parallel, &tracker{fn: o.Progress})
+	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
 	if err != nil {
 		return nil, fmt.Errorf("t40b: %w", err)
 	}
@@ -409,6 +565,10 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 		switch {
 		case p.Ingress == Hash:
 			c.Study = StudyT40bHash
+		case p.Ingress == Migrate:
+			c.Study = StudyT40bActive
+		case p.Ingress == Passive:
+			c.Study = StudyT40bPassive
 		case p.Binding == JBSQ:
 			c.Study = StudyT40bCredit
 		}
@@ -433,7 +593,9 @@ func t40bName(p string) string {
 	case p == "hash":
 		return "static hash"
 	case p == "migrate":
-		return "connection migration"
+		return "active migration (Capybara-style)"
+	case p == "passive":
+		return "passive migration"
 	case strings.HasPrefix(p, "jbsq"):
 		return "request-level credits"
 	case p == "random":
@@ -492,10 +654,19 @@ func GatewaySweep(ctx context.Context, scenario Config, costsNS []float64, cores
 	if len(cores) == 0 {
 		cores = []int{1}
 	}
+	if h := scenario.Sweep.GatewayHosts; h > 0 {
+		scenario.Hosts = h
+	}
 	if len(loads) == 0 {
 		loads = []float64{0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.65, 0.85}
 		if o.Quick {
 			loads = []float64{0.05, 0.1, 0.2, 0.65}
+		}
+		if scenario.Sweep.GatewayHosts > 0 {
+			loads = []float64{0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9}
+			if o.Quick {
+				loads = []float64{0.4, 0.6, 0.7, 0.85}
+			}
 		}
 	}
 	if scenario.Policy.Binding != JBSQ {
@@ -598,14 +769,26 @@ func (r *GatewayResult) WriteText(w io.Writer) error {
 
 // ---------------------------------------------------------------- TTL ----
 
-// TTLPoint is one (fault, TTL mode, TTL) cell.
+// TTLPoint is one (choice, fault, TTL mode, TTL) cell.
 type TTLPoint struct {
-	Fault string  `json:"fault"`
-	Mode  TTLMode `json:"mode,omitempty"`
-	TTL   float64 `json:"ttl_us"` // 0 = no TTL
-	Cell  Cell    `json:"cell"`
+	Choice string  `json:"choice"`
+	Fault  string  `json:"fault"`
+	Mode   TTLMode `json:"mode,omitempty"`
+	TTL    float64 `json:"ttl_us"` // 0 = no TTL
+	Cell   Cell    `json:"cell"`
 	// StaleResets per request: credits given up by the TTL.
 	StaleResets float64 `json:"stale_resets_per_request"`
+	// WorseWithout: the same fault without a TTL has a higher mean
+	// violation rate than this cell (TTL cells only).
+	WorseWithout bool `json:"worse_without_ttl,omitempty"`
+}
+
+// TTLTally counts, per JBSQ choice rule, the TTL cells (fault × mode ×
+// TTL) whose fault is worse without a TTL.
+type TTLTally struct {
+	Choice string `json:"choice"`
+	Worse  int    `json:"worse_without_ttl"`
+	Cells  int    `json:"cells"`
 }
 
 // TTLResult is the credit-TTL ablation.
@@ -613,45 +796,65 @@ type TTLResult struct {
 	Scenario Config     `json:"scenario"`
 	Options  Options    `json:"options"`
 	Points   []TTLPoint `json:"points"`
+	Tallies  []TTLTally `json:"tallies"`
 	Study    string     `json:"study"`
 }
 
 // TTLAblation ablates the JBSQ credit TTL (none vs the switch's silence TTL vs
-// per-credit expiry) under two faults that make credits stale: lost
-// completion notifications (0.1 %) and host stalls (100 µs every 2 ms per
-// host). Defaults 5 seeds × 200 000; quick 2 × 20 000.
+// per-credit expiry) under faults that make credits stale. By default: JBSQ
+// with its least-outstanding choice, lost completion notifications (0.1 %)
+// and host stalls (100 µs every 2 ms per host), both TTL modes at 25–500
+// µs; a scenario's Sweep can name the choice rules, faults, mode and TTLs
+// (the study scenario: random and p2c, 12 cells each). Defaults 5 seeds ×
+// 200 000; quick 2 × 20 000 and two TTLs.
 func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, error) {
 	o = o.withDefaults(5, 2, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("ttl: %w", err)
 	}
-	if scenario.Policy.Binding != JBSQ {
-		scenario.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: BoundAuto}
+	sw := scenario.Sweep
+	choices := sw.TTLChoices
+	if len(choices) == 0 {
+		choices = []Ingress{Least}
+		if scenario.Policy.Binding == JBSQ {
+			choices = []Ingress{scenario.Policy.Ingress}
+		}
 	}
-	ttls := []float64{25, 50, 100, 200, 500}
+	ttls := sw.TTLs
+	if len(ttls) == 0 {
+		ttls = []float64{25, 50, 100, 200, 500}
+	}
 	if o.Quick {
-		ttls = []float64{50, 200}
+		ttls = []float64{ttls[min(1, len(ttls)-1)], ttls[min(3, len(ttls)-1)]}
 	}
-	faults := []struct {
-		name string
-		set  func(*Config)
-	}{
-		{"lost notifications 0.1 %", func(c *Config) { c.NotifyLoss = 0.001 }},
-		{"host stalls 100 µs / 2 ms", func(c *Config) { c.Stall = Stall{Interval: 2000, Duration: 100} }},
+	faults := sw.TTLFaults
+	if len(faults) == 0 {
+		faults = []TTLFault{LossFault(0.001), StallFault(2000, 100)}
+	}
+	modes := []TTLMode{TTLSilence, TTLCredit}
+	if sw.TTLMode != "" {
+		modes = []TTLMode{sw.TTLMode}
 	}
 	var cfgs []Config
 	var pts []TTLPoint
-	for _, f := range faults {
-		base := scenario
-		f.set(&base)
-		cfgs = append(cfgs, seeded(base, o)...)
-		pts = append(pts, TTLPoint{Fault: f.name})
-		for _, mode := range []TTLMode{TTLSilence, TTLCredit} {
-			for _, t := range ttls {
-				c := base
-				c.CreditTTL, c.TTLMode = t, mode
-				cfgs = append(cfgs, seeded(c, o)...)
-				pts = append(pts, TTLPoint{Fault: f.name, Mode: mode, TTL: t})
+	for _, ch := range choices {
+		pol := Policy{Binding: JBSQ, Ingress: ch, Bound: BoundAuto}
+		for _, f := range faults {
+			base := scenario
+			base.Policy = pol
+			f.apply(&base)
+			if err := base.Validate(); err != nil {
+				return nil, fmt.Errorf("ttl: %w", err)
+			}
+			cfgs = append(cfgs, seeded(base, o)...)
+			pts = append(pts, TTLPoint{Choice: pol.String(), Fault: f.Name()})
+			for _, mode := range modes {
+				for _, t := range ttls {
+					c := base
+					c.CreditTTL, c.TTLMode = t, mode
+					cfgs = append(cfgs, seeded(c, o)...)
+					pts = append(pts, TTLPoint{Choice: pol.String(), Fault: f.Name(), Mode: mode, TTL: t})
+				}
 			}
 		}
 	}
@@ -659,6 +862,8 @@ func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, e
 	if err != nil {
 		return nil, fmt.Errorf("ttl: %w", err)
 	}
+	res := &TTLResult{Scenario: stamp(scenario, o), Options: o, Study: StudyTTL}
+	var none float64
 	for i := range pts {
 		rs := runs[i*o.Seeds : (i+1)*o.Seeds]
 		pts[i].Cell = summarize(rs)
@@ -668,22 +873,44 @@ func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, e
 			n += float64(r.Requests + r.Requests/10)
 		}
 		pts[i].StaleResets = sr / n
+		if pts[i].TTL == 0 {
+			none = pts[i].Cell.Violation.Mean
+			continue
+		}
+		pts[i].WorseWithout = none > pts[i].Cell.Violation.Mean
+		if k := len(res.Tallies); k == 0 || res.Tallies[k-1].Choice != pts[i].Choice {
+			res.Tallies = append(res.Tallies, TTLTally{Choice: pts[i].Choice})
+		}
+		t := &res.Tallies[len(res.Tallies)-1]
+		t.Cells++
+		if pts[i].WorseWithout {
+			t.Worse++
+		}
 	}
-	return &TTLResult{Scenario: stamp(scenario, o), Options: o, Points: pts, Study: StudyTTL}, nil
+	res.Points = pts
+	return res, nil
 }
 
 // WriteText implements output.TextWriter.
 func (r *TTLResult) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "Credit TTL ablation — %s\n%s\n%s\nstudy (reported): %s\n\n", r.Scenario.Policy, scenarioLine(r.Scenario), seedsLine(r.Options), r.Study)
+	fmt.Fprintf(w, "Credit TTL ablation — jbsq\n%s\n%s\nstudy (reported): %s\n", scenarioLine(r.Scenario), seedsLine(r.Options), r.Study)
+	for _, t := range r.Tallies {
+		fmt.Fprintf(w, "%s: %d of %d TTL cells are worse without a TTL\n", t.Choice, t.Worse, t.Cells)
+	}
+	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Points))
 	for _, p := range r.Points {
-		mode, ttl := "no TTL", "-"
+		mode, ttl, worse := "no TTL", "-", ""
 		if p.TTL > 0 {
 			mode, ttl = string(p.Mode), fmt.Sprintf("%g", p.TTL)
+			worse = "no"
+			if p.WorseWithout {
+				worse = "yes"
+			}
 		}
-		rows = append(rows, []string{p.Fault, mode, ttl, pct(p.Cell.Violation), num(p.Cell.P99, 1), fmt.Sprintf("%.4f", p.StaleResets)})
+		rows = append(rows, []string{p.Choice, p.Fault, mode, ttl, pct(p.Cell.Violation), num(p.Cell.P99, 1), fmt.Sprintf("%.4f", p.StaleResets), worse})
 	}
-	return writeTable(w, []string{"FAULT", "TTL MODE", "TTL µs", "VIOLATIONS", "P99 µs", "EXPIRED CREDITS/REQ"}, rows)
+	return writeTable(w, []string{"POLICY", "FAULT", "TTL MODE", "TTL µs", "VIOLATIONS", "P99 µs", "EXPIRED CREDITS/REQ", "WORSE WITHOUT TTL"}, rows)
 }
 
 // ---------------------------------------------------------------- run ----

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -128,8 +129,21 @@ func ScenarioLine(c Config, o Options) string {
 	}
 	line := fmt.Sprintf("%d hosts × %d cores, ρ = %g, %s, %s service mean %g µs, D = %g µs, SLO %g µs",
 		c.Hosts, c.CoresPerHost, c.Load, arr, c.Service.Kind, c.Service.Mean, c.Delay, c.SLO)
+	var extra []string
+	switch c.Granularity {
+	case GranularityCore:
+		extra = append(extra, "per-core queues")
+	case GranularityRSS:
+		extra = append(extra, "early binding onto per-core RSS queues")
+	}
+	if b := c.Burst; b.Enabled() {
+		extra = append(extra, fmt.Sprintf("bursts ×%g for %g %% (mean %g µs)", b.Factor, 100*b.OnFraction, b.MeanOn))
+	}
 	if o.Seeds > 0 {
-		line += fmt.Sprintf("; %d seeds × %d requests", o.Seeds, o.Requests)
+		extra = append(extra, fmt.Sprintf("%d seeds × %d requests", o.Seeds, o.Requests))
+	}
+	if len(extra) > 0 {
+		line += "\n" + strings.Join(extra, "; ")
 	}
 	return line
 }
@@ -209,7 +223,12 @@ func (r *E2Result) Plots(dir string) ([]string, error) {
 
 // Plots draws violation rate against D/S per policy.
 func (r *E3Result) Plots(dir string) ([]string, error) {
-	p := newPlot("E3: violations against network delay", "one-way delay / mean service (D/S)", "violation rate (%, log)")
+	title, xl := "E3: violations against network delay", "one-way delay / mean service (D/S)"
+	if r.Axis == AxisService {
+		title = fmt.Sprintf("E3: violations against D/S (D = %g µs, SLO %g µs fixed; S = D/x)", r.Scenario.Delay, r.Scenario.SLO)
+		xl = "one-way delay / mean service (D/S), moving S from 10 µs to 1.125 µs"
+	}
+	p := newPlot(title, xl, "violation rate (%, log)")
 	logX(p)
 	logY(p)
 	xs, ys := map[string][]float64{}, map[string][]float64{}
@@ -263,7 +282,12 @@ func cellBars(cells []Cell, title, dir, name string, label func(string) string) 
 
 // Plots draws violation rate against load per dispatcher.
 func (r *GatewayResult) Plots(dir string) ([]string, error) {
-	p := newPlot("Gateway saturation: software dispatcher vs switch", "load ρ", "violation rate (%, log)")
+	c := r.Scenario
+	sub := fmt.Sprintf("%s for %d host(s) × %d cores, D = %g µs, SLO %g µs", r.Policy, c.Hosts, c.CoresPerHost, c.Delay, c.SLO)
+	if c.Burst.Enabled() {
+		sub += fmt.Sprintf(", bursts ×%g", c.Burst.Factor)
+	}
+	p := newPlot("Gateway saturation: software dispatcher vs switch\n"+sub, "load ρ", "violation rate (%, log)")
 	logY(p)
 	xs, ys := map[string][]float64{}, map[string][]float64{}
 	var names []string
@@ -292,12 +316,18 @@ func (r *TTLResult) Plots(dir string) ([]string, error) {
 	var names []string
 	none := map[string]float64{}
 	var ttls []float64
+	key := func(pt TTLPoint) string {
+		if len(r.Tallies) > 1 {
+			return pt.Choice + ", " + pt.Fault
+		}
+		return pt.Fault
+	}
 	for _, pt := range r.Points {
 		if pt.TTL == 0 {
-			none[pt.Fault] = floorPct(100 * pt.Cell.Violation.Mean)
+			none[key(pt)] = floorPct(100 * pt.Cell.Violation.Mean)
 			continue
 		}
-		n := fmt.Sprintf("%s, %s TTL", pt.Fault, pt.Mode)
+		n := fmt.Sprintf("%s, %s TTL", key(pt), pt.Mode)
 		if _, ok := xs[n]; !ok {
 			names = append(names, n)
 		}

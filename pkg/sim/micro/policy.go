@@ -55,6 +55,12 @@ const (
 	// dispatcher's own counters (ties rotate). Only meaningful with JBSQ;
 	// JBSQ with an unbounded n and Least is join-shortest-queue.
 	Least
+	// Passive is Hash plus passive migration: a host that receives a
+	// request of a connection while ForwardThreshold or more requests wait
+	// hands that connection to a uniformly random other host (2 messages);
+	// the request itself stays. The host reacts to its own queue, with no
+	// view of where the connection goes.
+	Passive
 )
 
 // Movement is what a host may do with a request after it arrived.
@@ -88,7 +94,7 @@ type Policy struct {
 }
 
 var ingressNames = map[Ingress]string{
-	Random: "random", P2C: "p2c", JSW: "jsw", Hash: "hash", Migrate: "migrate", Least: "least",
+	Random: "random", P2C: "p2c", JSW: "jsw", Hash: "hash", Migrate: "migrate", Least: "least", Passive: "passive",
 }
 
 // String is the canonical name, which ParsePolicy accepts.
@@ -140,7 +146,7 @@ func (p Policy) String() string {
 
 // ParsePolicy reads a policy name:
 //
-//	random | p2c | jsw | hash | migrate   early binding at the ingress,
+//	random | p2c | jsw | hash | migrate | passive   early binding at the ingress,
 //	    optionally followed by +fwd (forwarding) or +ideal (ideal movement)
 //	jbsq[:n|:inf|:auto][/least|/random|/p2c]   late binding, n per host
 //	    (default auto = Little's-law bound, default choice least)
@@ -178,7 +184,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 	}
 	if !found {
-		return Policy{}, fmt.Errorf("unknown policy %q (want random, p2c, jsw, hash, migrate [+fwd|+ideal], jbsq[:n][/choice], jsq or jiq)", s)
+		return Policy{}, fmt.Errorf("unknown policy %q (want random, p2c, jsw, hash, migrate, passive [+fwd|+ideal], jbsq[:n][/choice], jsq, jiq, switch[:n][/random] or switch-jiq)", s)
 	}
 	switch mv {
 	case "":

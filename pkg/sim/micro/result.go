@@ -14,9 +14,17 @@ type RunResult struct {
 	// Bound is the JBSQ bound used (0 = unbounded or not JBSQ).
 	Bound int `json:"bound,omitempty"`
 	// Requests measured (after warm-up) and how many exceeded the SLO.
-	Requests      int     `json:"requests"`
-	Violations    int     `json:"violations"`
+	Requests   int `json:"requests"`
+	Violations int `json:"violations"`
+	// ViolationRate is the SLO's verdict: the fraction of requests slower
+	// than the SLO, or, with a windowed SLO (Config.SLOWindow), the
+	// fraction of windows whose quantile exceeds it.
 	ViolationRate float64 `json:"violation_rate"`
+	// RequestViolationRate is always the per-request fraction.
+	RequestViolationRate float64 `json:"request_violation_rate"`
+	// Windows judged and how many violated (windowed SLO only).
+	Windows          int `json:"windows,omitempty"`
+	WindowViolations int `json:"window_violations,omitempty"`
 	// Incomplete counts measured requests that never completed (a dispatcher
 	// starved by leaked credits); they count as violations.
 	Incomplete  int     `json:"incomplete,omitempty"`

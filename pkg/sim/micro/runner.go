@@ -159,13 +159,16 @@ func seeded(cfg Config, o Options) []Config {
 // Cell summarizes one policy in one scenario across seeds (95 % Student-t
 // confidence intervals).
 type Cell struct {
-	Policy         string        `json:"policy"`
-	Bound          int           `json:"bound,omitempty"`
-	Violation      stats.Summary `json:"violation_rate"`
-	P99            stats.Summary `json:"p99_us"`
-	MeanLatency    stats.Summary `json:"mean_latency_us"`
-	MessagesPerRPC stats.Summary `json:"messages_per_rpc"`
-	HoldRate       stats.Summary `json:"hold_rate"`
+	Policy    string        `json:"policy"`
+	Bound     int           `json:"bound,omitempty"`
+	Violation stats.Summary `json:"violation_rate"`
+	// RequestViolation is the per-request violation rate; it equals
+	// Violation unless the SLO is windowed (Config.SLOWindow).
+	RequestViolation stats.Summary `json:"request_violation_rate"`
+	P99              stats.Summary `json:"p99_us"`
+	MeanLatency      stats.Summary `json:"mean_latency_us"`
+	MessagesPerRPC   stats.Summary `json:"messages_per_rpc"`
+	HoldRate         stats.Summary `json:"hold_rate"`
 	// RecircPerRPC is the switch policies' recirculations per request (0
 	// for the others).
 	RecircPerRPC stats.Summary `json:"recirc_per_rpc"`
@@ -191,6 +194,7 @@ func summarize(runs []RunResult) Cell {
 	}
 	c.PerSeed = pick(func(r RunResult) float64 { return r.ViolationRate })
 	c.Violation = stats.Summarize(c.PerSeed)
+	c.RequestViolation = stats.Summarize(pick(func(r RunResult) float64 { return r.RequestViolationRate }))
 	c.P99 = stats.Summarize(pick(func(r RunResult) float64 { return r.P99 }))
 	c.MeanLatency = stats.Summarize(pick(func(r RunResult) float64 { return r.MeanLatency }))
 	c.MessagesPerRPC = stats.Summarize(pick(func(r RunResult) float64 { return r.MessagesPerRPC }))

@@ -41,9 +41,23 @@ type ExperimentConfig struct {
 	ChainMax int `json:"chain_max"`
 	// EstimateNoise: see WorkloadSpec.
 	EstimateNoise float64 `json:"estimate_noise"`
+	// Scenario names the setting ("default": 1-core pods, free binding;
+	// "knative": KnativeExperiment's).
+	Scenario string `json:"scenario,omitempty"`
 	// Pods fixes the pool size; 0 sizes it per distribution so that the
 	// utilization at RefLambda is RhoMax.
-	Pods      int     `json:"pods"`
+	Pods int `json:"pods"`
+	// ContainerConcurrency is the stages one pod runs at once (Knative's
+	// containerConcurrency): 0 sizes it, when Pods is fixed, so that the
+	// utilization at RefLambda is RhoMax; with Pods = 0 it defaults to 1.
+	ContainerConcurrency int `json:"container_concurrency"`
+	// ForwardDelay (ms) is the hop from the dispatcher to the pod that
+	// every bound stage pays; with the notify delay it is the per-bind
+	// round trip of a central queue.
+	ForwardDelay float64 `json:"forward_delay_ms"`
+	// TimeScale multiplies every execution time (0 or 1: the traces' own
+	// scale): the same shapes with fewer concurrent invocations per req/s.
+	TimeScale float64 `json:"time_scale,omitempty"`
 	RhoMax    float64 `json:"rho_max"`
 	RefLambda float64 `json:"ref_lambda_rps"` // req/s
 	// Delta is the bound derivation's tolerance (WaitBounds).
@@ -100,6 +114,40 @@ func NotifyExperiment() ExperimentConfig {
 	return c
 }
 
+// Knative-shaped setting (KnativeExperiment): a small test cluster's pool
+// and the activator's per-bind round trip.
+const (
+	// KnativePods is the pool: a 4-node test cluster (kind or a small
+	// managed cluster) running 4 pods of the function per node.
+	KnativePods = 16
+	// KnativeHopMS is one hop between the activator and a pod's
+	// queue-proxy (ms): a bind costs the hop to the pod and, before the
+	// slot can be reused from the activator's queue, the hop back that
+	// reports it free.
+	KnativeHopMS = 5
+)
+
+// KnativeExperiment is PathFinder in a Knative-shaped setting: the
+// activator's queue (late binding, its default behaviour when it buffers:
+// a stage binds to a pod with a free containerConcurrency slot, learned
+// one hop after it frees, and reaches the pod one hop later), round robin
+// into the pods' queue-proxy queues (early binding, one hop at arrival,
+// a freed slot takes the pod's next stage at once), Early+ExecTime and
+// PathFinder's bounded wait at the activator. KnativePods pods; their
+// containerConcurrency is sized per distribution so that the pool is at
+// ρ = 0.9 at 20 req/s (the paper's traces need hundreds of concurrent
+// invocations at these rates; 16 pods carry them only with many slots).
+func KnativeExperiment() ExperimentConfig {
+	c := DefaultExperiment()
+	c.Name = "knative"
+	c.Scenario = "knative"
+	c.Pods = KnativePods
+	c.ContainerConcurrency = 0
+	c.NotifyDelays = []float64{KnativeHopMS}
+	c.ForwardDelay = KnativeHopMS
+	return c
+}
+
 // Quick shrinks an experiment for tests and smoke runs.
 func (c ExperimentConfig) Quick() ExperimentConfig {
 	c.Seeds = 3
@@ -131,8 +179,17 @@ func (c ExperimentConfig) Validate() error {
 	if c.Seeds < 1 {
 		errs = append(errs, fmt.Errorf("seeds = %d, need >= 1", c.Seeds))
 	}
-	if c.Pods < 0 || (c.Pods == 0 && !(c.RhoMax > 0 && c.RhoMax < 1 && c.RefLambda > 0)) {
-		errs = append(errs, fmt.Errorf("pods = %d: need pods >= 1, or 0 < rho-max < 1 and a positive reference λ", c.Pods))
+	if c.Pods < 0 || ((c.Pods == 0 || c.ContainerConcurrency == 0) && !(c.RhoMax > 0 && c.RhoMax < 1 && c.RefLambda > 0)) {
+		errs = append(errs, fmt.Errorf("pods = %d, container concurrency %d: a pool to size needs 0 < rho-max < 1 and a positive reference λ", c.Pods, c.ContainerConcurrency))
+	}
+	if c.ContainerConcurrency < 0 || c.ContainerConcurrency > 1<<16 {
+		errs = append(errs, fmt.Errorf("container concurrency %d must be in 0..65536", c.ContainerConcurrency))
+	}
+	if c.TimeScale < 0 || math.IsNaN(c.TimeScale) || math.IsInf(c.TimeScale, 0) {
+		errs = append(errs, fmt.Errorf("time scale %g must be >= 0 (0 = 1)", c.TimeScale))
+	}
+	if !(c.ForwardDelay >= 0) || math.IsInf(c.ForwardDelay, 0) {
+		errs = append(errs, fmt.Errorf("forward delay %g ms must be >= 0", c.ForwardDelay))
 	}
 	if !(c.Delta > 0 && c.Delta < 1) {
 		errs = append(errs, fmt.Errorf("delta = %g must be in (0, 1)", c.Delta))
@@ -158,6 +215,7 @@ type DistInfo struct {
 	P50MS       float64 `json:"p50_ms"`
 	P99MS       float64 `json:"p99_ms"`
 	Pods        int     `json:"pods"`
+	Slots       int     `json:"container_concurrency"`
 	Classes     Classes `json:"classes"`
 }
 
@@ -198,6 +256,7 @@ type Scenario struct {
 	NotifyDelayMS float64 `json:"notify_delay_ms"`
 	Policy        Policy  `json:"policy"`
 	Pods          int     `json:"pods"`
+	Slots         int     `json:"container_concurrency"`
 	Rho           float64 `json:"rho"`
 	Metrics       Metrics `json:"metrics"`
 	latencies     []float64
@@ -269,7 +328,11 @@ type setup struct {
 	d       dist.Distribution
 	classes Classes
 	pods    int
+	slots   int
 }
+
+// capacity is the number of stages the pool runs at once.
+func (su setup) capacity() float64 { return float64(su.pods * su.slots) }
 
 // RunExperiment runs the grid. Jobs (one per distribution, λ and seed; all
 // notify delays and policies of a job share its workload) run on
@@ -362,12 +425,12 @@ feed:
 					runs = append(runs, results[ji])
 				}
 			}
-			rho := l * meanChain * su.d.Mean() / 1000 / float64(su.pods)
+			rho := l * meanChain * su.d.Mean() / 1000 / su.capacity()
 			for di, d := range cfg.NotifyDelays {
 				pf := slices.Index(cfg.Policies, PathFinder)
 				for pi, p := range cfg.Policies {
 					col := di*np + pi
-					sc := &Scenario{Dist: name, Lambda: l, NotifyDelayMS: d, Policy: p, Pods: su.pods, Rho: rho,
+					sc := &Scenario{Dist: name, Lambda: l, NotifyDelayMS: d, Policy: p, Pods: su.pods, Slots: su.slots, Rho: rho,
 						Metrics: summarize(runs, col)}
 					sc.latencies, sc.responses = runs[0][col].Latencies, runs[0][col].Responses
 					res.Scenarios = append(res.Scenarios, sc)
@@ -396,20 +459,30 @@ func plan(cfg ExperimentConfig, res *ExperimentResult) ([]setup, map[point][]flo
 		if err != nil {
 			return nil, nil, err
 		}
-		su := setup{d: d, classes: NewClasses(d), pods: cfg.Pods}
-		if su.pods == 0 {
-			su.pods = max(1, int(math.Ceil(cfg.RefLambda*meanChain*d.Mean()/1000/cfg.RhoMax)))
+		if cfg.TimeScale != 0 {
+			if d, err = dist.NewScaled(d, cfg.TimeScale); err != nil {
+				return nil, nil, err
+			}
+		}
+		su := setup{d: d, classes: NewClasses(d), pods: cfg.Pods, slots: cfg.ContainerConcurrency}
+		need := cfg.RefLambda * meanChain * d.Mean() / 1000 / cfg.RhoMax // busy slots at RhoMax
+		switch {
+		case su.pods == 0:
+			su.slots = max(1, su.slots)
+			su.pods = max(1, int(math.Ceil(need/float64(su.slots))))
+		case su.slots == 0:
+			su.slots = max(1, int(math.Ceil(need/float64(su.pods))))
 		}
 		setups[i] = su
 		res.Distributions = append(res.Distributions, DistInfo{Name: name, Description: d.Describe(), MeanMS: d.Mean(),
-			P50MS: d.Quantile(0.5), P99MS: d.Quantile(0.99), Pods: su.pods, Classes: su.classes})
+			P50MS: d.Quantile(0.5), P99MS: d.Quantile(0.99), Pods: su.pods, Slots: su.slots, Classes: su.classes})
 	}
 	bounds := map[point][]float64{}
 	for i, su := range setups {
 		for _, l := range cfg.Lambdas {
-			rho := l * meanChain * su.d.Mean() / 1000 / float64(su.pods)
+			rho := l * meanChain * su.d.Mean() / 1000 / su.capacity()
 			b, err := WaitBounds(BoundInput{Classes: su.classes, MeanExec: su.d.Mean(),
-				StageRate: l * meanChain / 1000, Pods: su.pods, Delta: cfg.Delta})
+				StageRate: l * meanChain / 1000, Pods: su.pods * su.slots, Delta: cfg.Delta})
 			if err != nil {
 				return nil, nil, fmt.Errorf("experiment %s: %s λ=%g: %w", cfg.Name, cfg.Dists[i], l, err)
 			}
@@ -448,7 +521,7 @@ func runJob(ctx context.Context, cfg ExperimentConfig, su setup, lambda float64,
 	var out []RunResult
 	for _, d := range cfg.NotifyDelays {
 		for _, p := range cfg.Policies {
-			r, err := Run(ctx, w, RunConfig{Policy: p, Pods: su.pods, Bounds: bounds, NotifyDelay: d,
+			r, err := Run(ctx, w, RunConfig{Policy: p, Pods: su.pods, Slots: su.slots, ForwardDelay: cfg.ForwardDelay, Bounds: bounds, NotifyDelay: d,
 				Timeout: cfg.Timeout, Warmup: cfg.Warmup, Seed: seed, KeepSamples: keep})
 			if err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,4 +240,41 @@ func BenchmarkWorkload(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+func TestKnativeExperimentAndRatios(t *testing.T) {
+	cfg := KnativeExperiment().Quick()
+	cfg.Dists, cfg.Lambdas, cfg.Seeds, cfg.Requests = []string{"azure"}, []float64{20}, 2, 1500
+	res, err := RunExperiment(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Distributions[0]
+	if d.Pods != KnativePods || d.Slots < 2 {
+		t.Fatalf("pool %d × %d", d.Pods, d.Slots)
+	}
+	if rho := res.Scenarios[0].Rho; rho > 0.9 || rho < 0.8 {
+		t.Errorf("ρ = %.3f at 20 req/s, want just below 0.9", rho)
+	}
+	sw, err := RatioSweep(context.Background(), cfg, []float64{0, 250}, []float64{1, 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Points) != 4 || len(sw.Points[0].Ranges) != 4 {
+		t.Fatalf("sweep %+v", sw.Points)
+	}
+	for _, p := range sw.Points {
+		for _, r := range p.Ranges {
+			if r.Cells != 1 || r.Min > r.Max || r.Inside > r.Cells {
+				t.Errorf("%+v", r)
+			}
+		}
+	}
+	if p := sw.Points[1]; p.TimeScale != 0.1 || p.Slots[0] >= sw.Points[0].Slots[0] {
+		t.Errorf("time scale %g kept %d slots (scale 1: %d)", p.TimeScale, p.Slots[0], sw.Points[0].Slots[0])
+	}
+	var buf bytes.Buffer
+	if err := sw.WriteText(&buf); err != nil || !strings.Contains(buf.String(), "PathFinder paper (reported") {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
 }

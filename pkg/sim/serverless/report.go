@@ -53,8 +53,17 @@ func (r *ExperimentResult) WriteText(w io.Writer) error {
 	c := r.Config
 	fmt.Fprintf(w, "Serverless dispatch simulation — experiment %q: %d seeds × %d requests (first %.0f%% warm-up), chains of %d–%d stages,\n",
 		c.Name, c.Seeds, c.Requests, c.Warmup*100, c.ChainMin, c.ChainMax)
-	fmt.Fprintf(w, "class-recognition noise σ=%g, bound tolerance δ=%g, timeout %s. Values: mean ± 95%% CI across seeds.\n\n",
+	fmt.Fprintf(w, "class-recognition noise σ=%g, bound tolerance δ=%g, timeout %s. Values: mean ± 95%% CI across seeds.\n",
 		c.EstimateNoise, c.Delta, FormatMS(c.Timeout))
+	if c.Scenario == "knative" || c.ForwardDelay > 0 || c.TimeScale != 0 {
+		fmt.Fprintf(w, "Setting %q: pods × containerConcurrency slots below; every bound stage takes %s to reach its pod, a central queue learns a free slot %s after it frees (the per-bind round trip)",
+			c.Scenario, FormatMS(c.ForwardDelay), FormatMS(c.NotifyDelays[0]))
+		if c.TimeScale != 0 && c.TimeScale != 1 {
+			fmt.Fprintf(w, "; execution times × %g", c.TimeScale)
+		}
+		fmt.Fprintln(w, ".")
+	}
+	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "Execution-time distributions (per stage):")
 	var rows [][]string
@@ -63,7 +72,11 @@ func (r *ExperimentResult) WriteText(w io.Writer) error {
 		for i, e := range d.Classes.Estimate {
 			est[i] = FormatMS(e)
 		}
-		rows = append(rows, []string{d.Name, FormatMS(d.MeanMS), FormatMS(d.P50MS), FormatMS(d.P99MS), strconv.Itoa(d.Pods), strings.Join(est, ", ")})
+		pods := strconv.Itoa(d.Pods)
+		if d.Slots > 1 {
+			pods += "×" + strconv.Itoa(d.Slots)
+		}
+		rows = append(rows, []string{d.Name, FormatMS(d.MeanMS), FormatMS(d.P50MS), FormatMS(d.P99MS), pods, strings.Join(est, ", ")})
 	}
 	if err := output.WriteTable(w, []string{"dist", "mean", "p50", "p99", "pods", "class estimates"}, rows); err != nil {
 		return err

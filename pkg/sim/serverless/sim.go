@@ -84,6 +84,15 @@ type RunConfig struct {
 	// NotifyDelay (ms) is how long after a pod frees the central scheduler
 	// learns it is idle (late binding and PathFinder's central queue).
 	NotifyDelay float64
+	// Slots is how many stages a pod runs at once (Knative's
+	// containerConcurrency; 0 or 1: one). A stage occupies a slot for its
+	// execution time; slots do not slow each other down (execution times
+	// are wall-clock durations, mostly waiting on I/O).
+	Slots int
+	// ForwardDelay (ms) is how long a bound stage takes to reach its pod
+	// (the activator → queue-proxy hop): NotifyDelay + ForwardDelay is the
+	// per-bind round trip of a central queue.
+	ForwardDelay float64
 	// Timeout (ms): a request whose response time exceeds it counts as a
 	// timeout (it still completes; 0 disables).
 	Timeout float64
@@ -143,6 +152,7 @@ const (
 	evDone
 	evDeadline
 	evNotice
+	evReach // a bound stage reaches its pod
 )
 
 // Stage states.
@@ -176,15 +186,15 @@ func (f *fifo) pop() int32 {
 }
 
 type pod struct {
-	local     fifo
-	cur       int32
-	busy      bool
-	idleKnown bool
-	epoch     uint32
-	out       int32
-	work      float64
-	since     float64
-	busyTime  float64
+	local   fifo
+	running int32 // stages executing
+	known   int32 // free slots the central scheduler knows of
+	epoch   uint32
+	out     int32
+	work    float64
+	since   float64 // last change of running
+	// busyTime integrates running/slots over the measurement window.
+	busyTime float64
 }
 
 type idleEntry struct {
@@ -200,6 +210,8 @@ type sim struct {
 	now float64
 
 	pods    []pod
+	slots   int32
+	podOf   []int32 // pod of each bound stage
 	rr      int
 	central fifo   // late binding
 	pending []fifo // PathFinder, per class
@@ -236,6 +248,8 @@ func Run(ctx context.Context, w *Workload, cfg RunConfig) (RunResult, error) {
 		w: w, cfg: cfg,
 		rng:        rand.New(rand.NewPCG(cfg.Seed, streamPolicy)),
 		pods:       make([]pod, cfg.Pods),
+		slots:      int32(max(1, cfg.Slots)),
+		podOf:      make([]int32, w.Stages()),
 		state:      make([]uint8, w.Stages()),
 		ready:      make([]float64, w.Stages()),
 		waited:     make([]float64, n),
@@ -249,10 +263,12 @@ func Run(ctx context.Context, w *Workload, cfg RunConfig) (RunResult, error) {
 		s.pending = make([]fifo, w.Classes.Len())
 	}
 	if cfg.Policy.central() {
-		s.idle = make([]idleEntry, 0, cfg.Pods)
-		for i := range s.pods {
-			s.pods[i].idleKnown = true
-			s.idle = append(s.idle, idleEntry{int32(i), 0})
+		s.idle = make([]idleEntry, 0, cfg.Pods*int(s.slots))
+		for k := int32(0); k < s.slots; k++ {
+			for i := range s.pods {
+				s.pods[i].known = s.slots
+				s.idle = append(s.idle, idleEntry{int32(i), 0})
+			}
 		}
 	}
 	s.q.Push(w.Arrival[0], evArrival, 0)
@@ -281,6 +297,8 @@ func Run(ctx context.Context, w *Workload, cfg RunConfig) (RunResult, error) {
 			s.deadline(ev.ID)
 		case evNotice:
 			s.notice(ev.ID)
+		case evReach:
+			s.reach(ev.ID)
 		}
 	}
 	return s.result()
@@ -296,8 +314,10 @@ func validateRun(w *Workload, cfg RunConfig) error {
 		return fmt.Errorf("simulate: unknown policy %d", cfg.Policy)
 	case cfg.Policy == PathFinder && len(cfg.Bounds) != w.Classes.Len():
 		return fmt.Errorf("simulate: pathfinder needs %d class bounds, have %d", w.Classes.Len(), len(cfg.Bounds))
-	case cfg.NotifyDelay < 0 || cfg.Timeout < 0 || math.IsNaN(cfg.NotifyDelay+cfg.Timeout):
-		return fmt.Errorf("simulate: notify delay and timeout must be >= 0")
+	case cfg.NotifyDelay < 0 || cfg.Timeout < 0 || cfg.ForwardDelay < 0 || math.IsNaN(cfg.NotifyDelay+cfg.Timeout+cfg.ForwardDelay) || math.IsInf(cfg.ForwardDelay, 0):
+		return fmt.Errorf("simulate: notify delay, forward delay and timeout must be >= 0")
+	case cfg.Slots < 0 || cfg.Slots > 1<<16:
+		return fmt.Errorf("simulate: %d slots per pod, need 0..65536", cfg.Slots)
 	case !(cfg.Warmup >= 0 && cfg.Warmup < 1):
 		return fmt.Errorf("simulate: warm-up fraction %g must be in [0, 1)", cfg.Warmup)
 	}
@@ -391,49 +411,76 @@ func (s *sim) popIdle() (int, bool) {
 			s.idle, s.idleH = s.idle[:0], 0
 		}
 		p := &s.pods[e.pod]
-		if p.idleKnown && p.epoch == e.epoch && !p.busy {
+		if p.known > 0 && p.epoch == e.epoch && p.running < s.slots {
+			p.known--
 			return int(e.pod), true
 		}
 	}
 	return 0, false
 }
 
-// bind assigns stage st to pod p: it starts at once if p is free, else it
-// joins p's FCFS queue.
+// bind assigns stage st to pod p; it reaches the pod ForwardDelay later.
 func (s *sim) bind(p int, st int32) {
 	pd := &s.pods[p]
 	pd.out++
 	pd.work += s.w.Classes.Estimate[s.w.Class[st]]
 	s.state[st] = stBound
-	if !pd.busy {
+	s.podOf[st] = int32(p)
+	if s.cfg.ForwardDelay > 0 {
+		s.q.Push(s.now+s.cfg.ForwardDelay, evReach, st)
+		return
+	}
+	s.reach(st)
+}
+
+// reach: stage st arrives at its pod: it starts at once if a slot is
+// free, else it joins the pod's FCFS queue.
+func (s *sim) reach(st int32) {
+	p := int(s.podOf[st])
+	if s.pods[p].running < s.slots {
 		s.start(p, st)
 		return
 	}
-	pd.local.push(st)
+	s.pods[p].local.push(st)
 	s.waiting(+1)
+}
+
+// track integrates pod p's busy slots up to now.
+func (s *sim) track(pd *pod) {
+	if a, b := math.Max(pd.since, s.tw), math.Min(s.now, s.te); b > a {
+		pd.busyTime += float64(pd.running) * (b - a) / float64(s.slots)
+	}
+	pd.since = s.now
 }
 
 func (s *sim) start(p int, st int32) {
 	pd := &s.pods[p]
-	pd.busy, pd.idleKnown, pd.cur, pd.since = true, false, st, s.now
-	pd.epoch++
+	s.track(pd)
+	pd.running++
+	if free := s.slots - pd.running; pd.known > free {
+		// A slot the scheduler knew free was taken here: its tokens are
+		// void; the ones still free are issued again.
+		pd.epoch++
+		pd.known = free
+		for range free {
+			s.idle = append(s.idle, idleEntry{int32(p), pd.epoch})
+		}
+	}
 	r := s.w.Req[st]
 	s.waited[r] += s.now - s.ready[st]
-	s.q.Push(s.now+s.w.Exec[st], evDone, int32(p))
+	s.q.Push(s.now+s.w.Exec[st], evDone, st)
 }
 
-func (s *sim) done(p32 int32) {
+func (s *sim) done(st int32) {
+	p32 := s.podOf[st]
 	p := int(p32)
 	pd := &s.pods[p]
-	st := pd.cur
-	pd.busy = false
+	s.track(pd)
+	pd.running--
 	pd.out--
 	pd.work -= s.w.Classes.Estimate[s.w.Class[st]]
 	if pd.out == 0 || pd.work < 0 { // no float residue on an empty pod
 		pd.work = 0
-	}
-	if a, b := math.Max(pd.since, s.tw), math.Min(s.now, s.te); b > a {
-		pd.busyTime += b - a
 	}
 	// The pod takes its next work first, then the chain's next stage
 	// becomes ready (so a freed pod serves older waiting stages first).
@@ -465,18 +512,18 @@ func (s *sim) done(p32 int32) {
 	}
 }
 
-// notice: the central scheduler learns that pod p is idle and gives it the
-// best held stage, or records it as idle.
+// notice: the central scheduler learns that a slot of pod p is free and
+// gives it the best held stage, or records it as free.
 func (s *sim) notice(p32 int32) {
 	pd := &s.pods[p32]
-	if pd.busy || pd.idleKnown || pd.local.len() > 0 {
+	if s.slots-pd.running <= pd.known || pd.local.len() > 0 {
 		return
 	}
 	if st, ok := s.takeCentral(); ok {
 		s.bind(int(p32), st)
 		return
 	}
-	pd.idleKnown = true
+	pd.known++
 	s.idle = append(s.idle, idleEntry{p32, pd.epoch})
 }
 

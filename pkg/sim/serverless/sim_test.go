@@ -343,3 +343,32 @@ func TestPolicyNames(t *testing.T) {
 		t.Errorf("PolicyList = %v", got)
 	}
 }
+
+// A pod with c slots under late binding is c one-slot pods: M/M/c, whose
+// mean wait Erlang C gives; a forward hop adds exactly itself to every
+// stage's wait when nobody queues.
+func TestSlotsMatchQueueingTheory(t *testing.T) {
+	const meanMS, slots, rho = 100.0, 4, 0.6
+	lambda := rho * slots / meanMS * 1000
+	w := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: meanMS}, Lambda: lambda,
+		Requests: 1000000, ChainMin: 1, ChainMax: 1, Seed: 7})
+	one := mustRun(t, w, RunConfig{Policy: LateBinding, Pods: 1, Slots: slots, Warmup: 0.02, Seed: 7})
+	many := mustRun(t, w, RunConfig{Policy: LateBinding, Pods: slots, Warmup: 0.02, Seed: 7})
+	mu, lam := 1/meanMS, lambda/1000
+	want := erlangC(slots, lam/mu) / (slots*mu - lam)
+	for name, r := range map[string]RunResult{"1 pod × 4 slots": one, "4 pods": many} {
+		if rel := math.Abs(r.MeanLatency-want) / want; rel > 0.03 {
+			t.Errorf("%s: mean wait %.3f ms, Erlang C %.3f ms", name, r.MeanLatency, want)
+		}
+		if rel := math.Abs(r.Utilization-rho) / rho; rel > 0.01 {
+			t.Errorf("%s: utilization %.4f, want %g", name, r.Utilization, rho)
+		}
+	}
+	light := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: 1}, Lambda: 10, Requests: 2000, ChainMin: 2, ChainMax: 2, Seed: 1})
+	for _, p := range Policies() {
+		cfg := RunConfig{Policy: p, Pods: 64, Slots: 4, ForwardDelay: 5, Bounds: make([]float64, light.Classes.Len()), Seed: 1}
+		if r := mustRun(t, light, cfg); math.Abs(r.P50Latency-10) > 1e-9 {
+			t.Errorf("%s: median wait %.6f ms with a 5 ms hop per stage of 2-stage chains, want 10", p, r.P50Latency)
+		}
+	}
+}

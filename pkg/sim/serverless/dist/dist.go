@@ -492,3 +492,61 @@ type expSampler struct {
 func (s expSampler) Sample() float64 { return s.m * s.r.ExpFloat64() }
 
 func clamp01(p float64) float64 { return math.Max(0, math.Min(1, p)) }
+
+// ---------------------------------------------------------------- scaled ---
+
+// Scaled is D with every execution time multiplied by Factor (> 0): the
+// same shape on another time scale.
+type Scaled struct {
+	D      Distribution
+	Factor float64
+}
+
+// NewScaled returns d scaled by factor; factor 1 returns d itself.
+func NewScaled(d Distribution, factor float64) (Distribution, error) {
+	if !(factor > 0) || math.IsInf(factor, 0) {
+		return nil, fmt.Errorf("distribution %s: time scale %g must be positive and finite", d.Name(), factor)
+	}
+	if factor == 1 {
+		return d, nil
+	}
+	return Scaled{D: d, Factor: factor}, nil
+}
+
+// Name is the underlying distribution's.
+func (s Scaled) Name() string { return s.D.Name() }
+
+// Describe names the scale.
+func (s Scaled) Describe() string { return fmt.Sprintf("%s, times × %g", s.D.Describe(), s.Factor) }
+
+// Mean is E[X].
+func (s Scaled) Mean() float64 { return s.D.Mean() * s.Factor }
+
+// Support is the scaled support.
+func (s Scaled) Support() (float64, float64) {
+	lo, hi := s.D.Support()
+	return lo * s.Factor, hi * s.Factor
+}
+
+// CDF is P(X <= x).
+func (s Scaled) CDF(x float64) float64 { return s.D.CDF(x / s.Factor) }
+
+// Quantile is the scaled quantile.
+func (s Scaled) Quantile(p float64) float64 { return s.D.Quantile(p) * s.Factor }
+
+// PartialMean is E[X · 1{a < X <= b}].
+func (s Scaled) PartialMean(a, b float64) float64 {
+	return s.D.PartialMean(a/s.Factor, b/s.Factor) * s.Factor
+}
+
+// NewSampler scales the underlying sampler's draws.
+func (s Scaled) NewSampler(r *rand.Rand) Sampler {
+	return scaledSampler{s: s.D.NewSampler(r), f: s.Factor}
+}
+
+type scaledSampler struct {
+	s Sampler
+	f float64
+}
+
+func (s scaledSampler) Sample() float64 { return s.s.Sample() * s.f }

@@ -1,7 +1,8 @@
 // Package plots draws the serverless experiment's figures (gonum/plot), each
 // as a PNG and an SVG: P99 response time and P99 waiting time per policy
 // against λ (or against the notification delay), with 95 % CI error bars,
-// and CDFs of response time at one λ.
+// CDFs of response time at one λ, and the PathFinder paper's form: P99
+// bars per trace and policy at the highest λ.
 package plots
 
 import (
@@ -35,6 +36,24 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 		fs, err := figure.Save(p, dir, base, 7*vg.Inch, 4.5*vg.Inch)
 		files = append(files, fs...)
 		return err
+	}
+	if !byDelay {
+		top := slices.Max(cfg.Lambdas)
+		for _, m := range []struct {
+			key, title string
+			get        func(*serverless.Metrics) stats.Summary
+		}{
+			{"p99_response", "P99 response time", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
+			{"p99_latency", "P99 waiting time", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+		} {
+			p, err := barsPlot(res, top, m.title, m.get)
+			if err != nil {
+				return nil, err
+			}
+			if err := save(p, m.key+"_bars_lambda"+strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, d := range cfg.Dists {
 		for _, m := range []struct {
@@ -185,6 +204,91 @@ func sweepPlot(res *serverless.ExperimentResult, d string, byDelay bool, title, 
 		p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
 	}
 	return p, nil
+}
+
+// barsPlot draws, per trace (distribution), one bar per policy of the
+// metric at λ = lambda, with 95 % CI error bars. The axis holds log10 of
+// seconds above the 1 ms floor (bars of ms and of minutes both show); its
+// ticks are labelled in seconds.
+func barsPlot(res *serverless.ExperimentResult, lambda float64, title string, get func(*serverless.Metrics) stats.Summary) (*plot.Plot, error) {
+	cfg := res.Config
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s per trace at λ = %g req/s (%s)\nmean ± 95%% CI over %d seeds; bars start at 1 ms", title, lambda, settingOf(cfg), cfg.Seeds)
+	p.Y.Label.Text = title + " (s, log scale)"
+	floor := math.Log10(FloorS)
+	p.Y.Tick.Marker = shiftedTicks{floor}
+	p.Add(plotter.NewGrid())
+	n := len(cfg.Policies)
+	const group = 0.8 // of the distance between traces
+	ymax := 1.0
+	for i, pol := range cfg.Policies {
+		vals := make(plotter.Values, len(cfg.Dists))
+		pts := errPoints{}
+		x0 := group * (float64(i)/float64(n) - 0.5 + 0.5/float64(n))
+		for j, d := range cfg.Dists {
+			for _, sc := range res.Scenarios {
+				if sc.Dist != d || sc.Policy != pol || sc.Lambda != lambda || sc.NotifyDelayMS != cfg.NotifyDelays[0] {
+					continue
+				}
+				s := get(&sc.Metrics)
+				y := math.Log10(math.Max(s.Mean/1000, FloorS)) - floor
+				lo := math.Log10(math.Max((s.Mean-s.CI95)/1000, FloorS)) - floor
+				hi := math.Log10(math.Max((s.Mean+s.CI95)/1000, FloorS)) - floor
+				vals[j] = y
+				pts.XYs = append(pts.XYs, plotter.XY{X: float64(j) + x0, Y: y})
+				pts.lo, pts.hi = append(pts.lo, y-lo), append(pts.hi, hi-y)
+				ymax = math.Max(ymax, hi)
+			}
+		}
+		// Bar widths follow the data: group/n of the distance between traces.
+		b, err := plotter.NewBarChart(vals, barWidth(len(cfg.Dists), n, group))
+		if err != nil {
+			return nil, fmt.Errorf("plots: bars %s: %w", pol, err)
+		}
+		b.Color = plotutil.Color(i)
+		b.LineStyle.Width = vg.Points(0.5)
+		b.XMin = x0
+		p.Add(b)
+		if len(pts.XYs) > 0 {
+			eb, err := plotter.NewYErrorBars(pts)
+			if err != nil {
+				return nil, fmt.Errorf("plots: bars %s: %w", pol, err)
+			}
+			p.Add(eb)
+		}
+		p.Legend.Add(pol.String(), b)
+	}
+	p.NominalX(cfg.Dists...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cfg.Dists))-0.5
+	p.Y.Min, p.Y.Max = 0, 1.1*ymax
+	return p, nil
+}
+
+// barWidth is the width of one bar when n bars share group of the distance
+// between k traces on a plot about 7 inches wide.
+func barWidth(k, n int, group float64) vg.Length {
+	unit := 6 * vg.Inch / vg.Length(k)
+	return unit * vg.Length(group/float64(n)) * 0.9
+}
+
+// shiftedTicks labels an axis holding log10(seconds) − floor as seconds.
+type shiftedTicks struct{ floor float64 }
+
+// Ticks implements plot.Ticker.
+func (t shiftedTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := figure.Log10Ticks{}.Ticks(lo+t.floor, hi+t.floor)
+	for i := range ts {
+		ts[i].Value -= t.floor
+	}
+	return ts
+}
+
+// settingOf names the experiment's setting for a title.
+func settingOf(cfg serverless.ExperimentConfig) string {
+	if cfg.Scenario != "" {
+		return cfg.Scenario + " setting"
+	}
+	return "1-core pods"
 }
 
 // minGap is the smallest distance between distinct values of xs (1 for

@@ -1,0 +1,219 @@
+package micro
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/p4ctl/p4ctl/pkg/sim/dist"
+)
+
+// Sweep holds the structural choices that say how an experiment derives
+// its runs from a scenario (a single run ignores them). The zero value is
+// the pooled scenario's: E2 pools each host's cores, E3 moves D at a fixed
+// service mean, the gateway serves the whole cluster.
+type Sweep struct {
+	// E2Granularity is the granularity E2 splits the cores with ("" = the
+	// scenario's own). E2 asks what intra-host pooling buys, so a scenario
+	// whose early binding lands on per-core queues pools for E2.
+	E2Granularity Granularity `json:"e2_granularity,omitempty"`
+	// T40bGranularity is the granularity T40b pins connections with (""
+	// = the scenario's own).
+	T40bGranularity Granularity `json:"t40b_granularity,omitempty"`
+	// E3Axis is how E3 moves D/S.
+	E3Axis E3Axis `json:"e3_axis,omitempty"`
+	// TuneTarget is the violation target of the tuned JBSQ bound in E3
+	// (0 = 1 %).
+	TuneTarget float64 `json:"tune_target,omitempty"`
+	// GatewayHosts is how many hosts one software gateway serves in the
+	// gateway experiment (0 = every host of the scenario).
+	GatewayHosts int `json:"gateway_hosts,omitempty"`
+	// TTLChoices are the JBSQ choice rules the TTL ablation runs (empty:
+	// the scenario's own, least outstanding), TTLMode the expiry it ablates
+	// for them (empty: both silence and per-credit) and TTLs its TTLs
+	// (empty: 25, 50, 100, 200, 500 µs).
+	TTLChoices []Ingress  `json:"ttl_choices,omitempty"`
+	TTLMode    TTLMode    `json:"ttl_mode,omitempty"`
+	TTLs       []float64  `json:"ttls_us,omitempty"`
+	TTLFaults  []TTLFault `json:"ttl_faults,omitempty"`
+}
+
+// E3Axis says how E3 sweeps the ratio D/S.
+type E3Axis string
+
+// E3 axes.
+const (
+	// AxisDelay moves D = x·S at the scenario's service mean; the SLO keeps
+	// its slack over the base round trip (SLO + 2(D − D₀)), so D hurts only
+	// through stale information, movement and credit round trips.
+	AxisDelay E3Axis = "delay"
+	// AxisService keeps D and the SLO and moves the service mean S = D/x:
+	// the study's "service 1–10 µs" at its D = 4.5 µs spans D/S = 0.45–4.5,
+	// and a faster service leaves the same absolute budget for queueing
+	// and detours that now cost more service times.
+	AxisService E3Axis = "service"
+)
+
+// Choice is one documented structural choice of a named scenario.
+type Choice struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// NamedScenario is a named set of structural choices: the Config every
+// experiment starts from (with its Sweep) and the reasons for each choice.
+type NamedScenario struct {
+	Name    string   `json:"name"`
+	Summary string   `json:"summary"`
+	Config  Config   `json:"config"`
+	Choices []Choice `json:"choices"`
+}
+
+// Scenario names.
+const (
+	ScenarioPooled = "pooled"
+	ScenarioStudy  = "study"
+)
+
+// Scenarios returns the named scenarios, the default (pooled) first.
+func Scenarios() []NamedScenario {
+	return []NamedScenario{pooledScenario(), studyScenario()}
+}
+
+// ScenarioNames lists the names Scenarios returns.
+func ScenarioNames() []string {
+	var out []string
+	for _, s := range Scenarios() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// LookupScenario returns the named scenario ("" is the default, pooled).
+func LookupScenario(name string) (NamedScenario, error) {
+	if name == "" {
+		name = ScenarioPooled
+	}
+	for _, s := range Scenarios() {
+		if s.Name == strings.ToLower(name) {
+			return s, nil
+		}
+	}
+	names := ScenarioNames()
+	sort.Strings(names)
+	return NamedScenario{}, fmt.Errorf("unknown scenario %q (want %s)", name, strings.Join(names, " or "))
+}
+
+func pooledScenario() NamedScenario {
+	return NamedScenario{
+		Name:    ScenarioPooled,
+		Summary: "the default: hosts pool their cores in one shared queue; H2 renewal arrivals CV 2; lognormal service σ = 1",
+		Config:  Scenario(),
+		Choices: []Choice{
+			{"binding granularity", "host (one FCFS queue shared by a host's 8 cores)", "the model of decision 14: a server of set_pool is a host"},
+			{"arrivals", "renewal, balanced-means H2, CV 2.0", "inside the study's CV 1.0–2.5, fixed a priori; splitting a renewal stream over hosts thins it towards Poisson"},
+			{"service", "lognormal, mean 5 µs, σ = 1 (CV 1.31)", "a heavy-tailed µs RPC inside 1–10 µs, fixed a priori"},
+			{"SLO", "50 µs end to end (2D included), judged per request", "a request is late when ingress → reply back exceeds 50 µs"},
+			{"E3 axis", "D = x·S at S = 5 µs; SLO = 50 µs + 2(D − 4.5 µs)", "D hurts only through stale state, detours and credit round trips"},
+			{"gateway", "one software dispatcher for all 128 cores", "the whole cluster behind one gateway"},
+		},
+	}
+}
+
+// studyBurst is the study scenario's micro-burst process: an on/off
+// modulation of the arrival rate common to every host. Its intensity (ρ =
+// 1.06 during bursts of mean 100 µs, 30 % of the time) is one of the two
+// values chosen by looking at results: the smallest burst on a coarse
+// grid (factor 1.2–1.3, on 20–30 %, mean on 50–200 µs) that puts E1's
+// late binding above 2 % without pushing it past the early-binding tier.
+var studyBurst = Burst{Factor: 1.25, OnFraction: 0.3, MeanOn: 100}
+
+// studyHops: a forwarded request keeps moving while it meets a busy queue,
+// up to 8 hops (a TTL on the detour, not a single retry). The other value
+// chosen by looking at results: with one hop, forwarding never lost to
+// random on E3's service axis.
+const studyHops = 8
+
+func studyScenario() NamedScenario {
+	c := Scenario()
+	c.Granularity = GranularityRSS
+	c.ArrivalCV = 1.5
+	c.Burst = studyBurst
+	c.ForwardHops = studyHops
+	c.Sweep = Sweep{
+		E2Granularity:   GranularityHost,
+		T40bGranularity: GranularityHost,
+		E3Axis:          AxisService,
+		TuneTarget:      0.05,
+		GatewayHosts:    1,
+		TTLChoices:      []Ingress{Random, P2C},
+		TTLMode:         TTLCredit,
+		TTLs:            []float64{25, 50, 100, 200},
+		TTLFaults:       []TTLFault{LossFault(0.001), LossFault(0.01), StallFault(2000, 100)},
+	}
+	return NamedScenario{
+		Name: ScenarioStudy,
+		Summary: "the late-binding study's structure: early-bound requests land on per-core RSS queues, late-bound ones on a host's shared queue; " +
+			"micro-bursts common to all hosts; E3 moves the service time at a fixed D and SLO",
+		Config: c,
+		Choices: []Choice{
+			{"binding granularity", "rss: an early-bound request is steered onto one of the host's 8 per-core queues (no stealing); a late-bound request is bound to the host (JBSQ credits and JIQ tokens per host) and taken by its first free core",
+				"what 16 hosts × 8 cores binds to on a real host: the ingress addresses a host, its NIC's receive-side hash picks a core queue; a late-binding runtime pulls from one host queue. E2's m = 1 row (per-core queues) is the study's E1 pattern"},
+			{"arrivals", fmt.Sprintf("H2 renewal CV %.1f, time-changed by on/off micro-bursts ×%g for %g %% of the time, mean on-period %g µs (common to every host)", c.ArrivalCV, studyBurst.Factor, 100*studyBurst.OnFraction, studyBurst.MeanOn),
+				"the renewal CV stays inside 1.0–2.5, but a renewal stream split over 128 queues thins to Poisson; a modulation common to all hosts survives the split (ρ = 1.06 during bursts)"},
+			{"service", "lognormal, mean 5 µs, σ = 1 (CV 1.31)", "unchanged from the pooled scenario (inside 1–10 µs)"},
+			{"forwarding", fmt.Sprintf("a core with a request waiting forwards a new one to a random core of another host, again at every busy queue, up to %d hops (2D each)", studyHops),
+				"forwarding as a bounce, limited by a hop count rather than to one retry: under a burst every queue is busy and a request keeps paying 2D"},
+			{"SLO", "50 µs end to end (2D included), judged per request", "unchanged: the study's p99 ≤ 50 µs"},
+			{"E2", "granularity host, m = 1 … 16", "E2 asks what intra-host pooling buys: its m = 1 row is E1's per-core binding"},
+			{"T40b", "granularity host: a connection is pinned to a host, whose cores share its queue; request-level credits at the tuned n", "a connection's requests go to one server (its 5-tuple hashes to a host); pinned to one core, Zipf(0.5)'s heaviest of 1024 connections alone would overload it (1.6 % of 21.8 req/µs > 0.2 req/µs)"},
+			{"E3 axis", "D = 4.5 µs and SLO = 50 µs fixed, service mean S = D/x (x = D/S)", "the study's service range 1–10 µs at D = 4.5 µs is D/S = 0.45–4.5: its D/S sweep up to 4 moves S, and a detour of 2D then costs up to 8 service times"},
+			{"E3 JBSQ", "tuned n: smallest n per host meeting 5 % violations (tune jbsq's default target)", "the study's JBSQ(n*) is a tuned bound"},
+			{"gateway", "one software dispatcher core per host (8 worker cores)", "a host-local software dispatcher (as a dispatcher core of a µs runtime): 2 messages per request at 500 ns saturate at ρ = 0.625"},
+			{"TTL ablation", "JBSQ/random and JBSQ/p2c; per-credit expiry at 25–200 µs; lost notifications 0.1 % and 1 %, host stalls 100 µs every 2 ms: 12 cells per choice", "the study's 12 random and 12 p2c cells"},
+		},
+	}
+}
+
+// TTLFault is one fault of the TTL ablation.
+type TTLFault struct {
+	// NotifyLoss is the probability a completion notification is lost.
+	NotifyLoss float64 `json:"notify_loss,omitempty"`
+	// Stall pauses hosts.
+	Stall Stall `json:"stall,omitempty"`
+}
+
+// LossFault loses completion notifications with probability p.
+func LossFault(p float64) TTLFault { return TTLFault{NotifyLoss: p} }
+
+// StallFault pauses each host for duration µs every interval µs on average.
+func StallFault(interval, duration float64) TTLFault {
+	return TTLFault{Stall: Stall{Interval: interval, Duration: duration}}
+}
+
+// Name describes the fault.
+func (f TTLFault) Name() string {
+	if f.Stall.Interval > 0 {
+		return fmt.Sprintf("host stalls %g µs / %g ms", f.Stall.Duration, f.Stall.Interval/1000)
+	}
+	return fmt.Sprintf("lost notifications %g %%", 100*f.NotifyLoss)
+}
+
+func (f TTLFault) apply(c *Config) {
+	c.NotifyLoss = f.NotifyLoss
+	c.Stall = f.Stall
+}
+
+// describeService renders a service spec for a scenario line.
+func describeService(s dist.ServiceSpec) string {
+	out := string(s.Kind)
+	if s.Kind == dist.ServiceLognormal {
+		sigma := s.Sigma
+		if sigma == 0 {
+			sigma = 1
+		}
+		out += fmt.Sprintf(" σ=%g", sigma)
+	}
+	return out
+}
