@@ -208,15 +208,3 @@ func runE(o options, s *streams) func(*cobra.Command, []string) error {
 		return o.Run(c.Context(), s)
 	}
 }
-
-// notYet is the body of commands whose issue has not landed yet.
-func notYet(use, short, issue string) *cobra.Command {
-	return &cobra.Command{
-		Use:    use,
-		Short:  short + " (not implemented yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return fmt.Errorf("%s is not implemented yet (tracked in issue %s)", use, issue)
-		},
-	}
-}

@@ -88,14 +88,9 @@ type Options struct {
 	OnMoment     func(Moment)
 }
 
-// Hour is one replayed hour.
-type Hour struct {
-	Hour    time.Time `json:"hour"`
-	Policy  string    `json:"policy"`
-	Stale   bool      `json:"stale,omitempty"`
-	Epoch   uint8     `json:"epoch"`
-	Writes  int       `json:"entries_written"`
-	Ranking []Ranked  `json:"ranking"`
+// Counts are what an hour and the totals both report.
+type Counts struct {
+	Writes int `json:"entries_written"`
 	// Requests sent; Routed by region as read back from the switch's
 	// region_routed counter; Predicted by region from pkg/regions.
 	Requests  int            `json:"requests"`
@@ -106,18 +101,49 @@ type Hour struct {
 	// prediction.
 	CountersMatch    bool `json:"counters_match"`
 	HeaderMismatches int  `json:"header_mismatches"`
-	// Carbon: mean intensity of the chosen regions and of the nearest-region
-	// baseline (gCO2eq/kWh), estimated grams, saving.
-	MeanIntensity     float64 `json:"mean_gco2_per_kwh"`
-	BaselineIntensity float64 `json:"baseline_gco2_per_kwh"`
-	GCO2              float64 `json:"gco2_grams"`
-	BaselineGCO2      float64 `json:"baseline_gco2_grams"`
-	SavingPct         float64 `json:"saving_pct"`
+	// Estimated grams of the routed requests and of the nearest-region
+	// baseline, and the saving.
+	GCO2         float64 `json:"gco2_grams"`
+	BaselineGCO2 float64 `json:"baseline_gco2_grams"`
+	SavingPct    float64 `json:"saving_pct"`
 	// SLAViolations: requests routed to a region whose P95 from the site
 	// exceeds the SLA; Fallbacks: nothing was feasible (nearest region).
 	SLAViolations int `json:"sla_violations"`
 	Fallbacks     int `json:"fallbacks"`
 	Nacks         int `json:"nacks"`
+}
+
+// add sums c into t (Routed and Predicted by region).
+func (t *Counts) add(c Counts) {
+	t.Requests += c.Requests
+	t.Writes += c.Writes
+	t.GCO2 += c.GCO2
+	t.BaselineGCO2 += c.BaselineGCO2
+	t.SLAViolations += c.SLAViolations
+	t.Fallbacks += c.Fallbacks
+	t.Nacks += c.Nacks
+	t.HeaderMismatches += c.HeaderMismatches
+	t.CountersMatch = t.CountersMatch && c.CountersMatch
+	for r, v := range c.Routed {
+		t.Routed[r] += v
+	}
+	for r, v := range c.Predicted {
+		t.Predicted[r] += v
+	}
+}
+
+// Hour is one replayed hour.
+type Hour struct {
+	Hour    time.Time `json:"hour"`
+	Policy  string    `json:"policy"`
+	Stale   bool      `json:"stale,omitempty"`
+	Epoch   uint8     `json:"epoch"`
+	Ranking []Ranked  `json:"ranking"`
+	Counts
+	// Mean intensity of the chosen regions and of the nearest-region
+	// baseline (gCO2eq/kWh).
+	MeanIntensity     float64 `json:"mean_gco2_per_kwh"`
+	BaselineIntensity float64 `json:"baseline_gco2_per_kwh"`
 }
 
 // Ranked is one place of an hour's carbon ranking.
@@ -151,19 +177,8 @@ type Result struct {
 
 // Totals sum the hours.
 type Totals struct {
-	Requests         int            `json:"requests"`
-	Writes           int            `json:"entries_written"`
-	Routed           map[string]int `json:"routed"`
-	Predicted        map[string]int `json:"predicted"`
-	CountersMatch    bool           `json:"counters_match"`
-	HeaderMismatches int            `json:"header_mismatches"`
-	GCO2             float64        `json:"gco2_grams"`
-	BaselineGCO2     float64        `json:"baseline_gco2_grams"`
-	SavingPct        float64        `json:"saving_pct"`
-	SLAViolations    int            `json:"sla_violations"`
-	Fallbacks        int            `json:"fallbacks"`
-	Nacks            int            `json:"nacks"`
-	StaleHours       int            `json:"stale_hours"`
+	Counts
+	StaleHours int `json:"stale_hours"`
 }
 
 // ErrMismatch is returned (with the full result) when the switch's counters
@@ -299,7 +314,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	pol, _ := cfg.RoutingPolicy()
 	res := &Result{Config: o.ConfigName, CarbonSource: src.Describe(), Signal: cfg.CarbonSignal().Describe(), Policy: pol.String(), Switch: swDesc,
 		Start: o.Start, Speed: o.Speed, EnergyWh: o.EnergyPerRequestWh,
-		Totals: Totals{Routed: map[string]int{}, Predicted: map[string]int{}, CountersMatch: true}}
+		Totals: Totals{Counts: Counts{Routed: map[string]int{}, Predicted: map[string]int{}, CountersMatch: true}}}
 	if h := cfg.RoutingHysteresis(); h != nil {
 		res.Hysteresis = h.String()
 	}
@@ -324,8 +339,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("demo: hour %s: %w", at.Format(time.RFC3339), err)
 		}
-		hr := Hour{Hour: at, Policy: plan.Effective.String(), Stale: plan.Stale, Epoch: reps[0].To, Writes: reps[0].Writes,
-			Ranking: ranking(cfg, plan), Requests: o.RequestsPerHour, Predicted: map[string]int{}}
+		hr := Hour{Hour: at, Policy: plan.Effective.String(), Stale: plan.Stale, Epoch: reps[0].To, Ranking: ranking(cfg, plan),
+			Counts: Counts{Writes: reps[0].Writes, Requests: o.RequestsPerHour, Predicted: map[string]int{}}}
 		var sumI, sumB float64
 		for range o.RequestsPerHour {
 			id++
@@ -377,24 +392,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		hr.GCO2, hr.BaselineGCO2 = sumI*kwh, sumB*kwh
 		hr.SavingPct = saving(sumI, sumB)
 		res.Hours = append(res.Hours, hr)
-		t := &res.Totals
-		t.Requests += hr.Requests
-		t.Writes += hr.Writes
-		t.GCO2 += hr.GCO2
-		t.BaselineGCO2 += hr.BaselineGCO2
-		t.SLAViolations += hr.SLAViolations
-		t.Fallbacks += hr.Fallbacks
-		t.Nacks += hr.Nacks
-		t.HeaderMismatches += hr.HeaderMismatches
-		t.CountersMatch = t.CountersMatch && hr.CountersMatch
+		res.Totals.add(hr.Counts)
 		if hr.Stale {
-			t.StaleHours++
-		}
-		for r, v := range hr.Routed {
-			t.Routed[r] += v
-		}
-		for r, v := range hr.Predicted {
-			t.Predicted[r] += v
+			res.Totals.StaleHours++
 		}
 		if o.OnHour != nil {
 			o.OnHour(hr)

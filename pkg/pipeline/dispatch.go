@@ -25,7 +25,15 @@ func CandidateHash(src [4]byte, srcPort uint16, requestID uint32, holdCount uint
 	binary.BigEndian.PutUint16(b[4:6], srcPort)
 	binary.BigEndian.PutUint32(b[6:10], requestID)
 	b[10] = holdCount
-	return uint16(crc32.ChecksumIEEE(b[:]))
+	// The table-driven CRC-32 byte by byte: crc32.ChecksumIEEE would move b
+	// to the heap (its assembly takes the slice), and the embedded target
+	// hashes every request without allocating.
+	tab := crc32.IEEETable
+	crc := ^uint32(0)
+	for _, c := range b {
+		crc = tab[byte(crc)^c] ^ crc>>8
+	}
+	return uint16(^crc)
 }
 
 // Group returns the first server id of the aligned group of four that a

@@ -2,7 +2,6 @@ package program
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/wire"
@@ -480,23 +479,12 @@ func (h *handles) probeMatch(hdr []byte, now uint64) {
 	}
 }
 
-// candidateHash is pipeline.CandidateHash of the packet's fields without
-// allocating: the standard reflected CRC-32 (v1model's HashAlgorithm.crc32)
-// of ipv4.src_addr ++ udp.src_port ++ request_id ++ hold_count, low 16 bits.
+// candidateHash is pipeline.CandidateHash of the packet's fields (the
+// one definition; it does not allocate).
 func candidateHash(pkt, hdr []byte) uint16 {
-	tab := crc32.IEEETable
-	crc := ^uint32(0)
-	step := func(b byte) { crc = tab[byte(crc)^b] ^ crc>>8 }
-	for _, b := range pkt[ipOff+12 : ipOff+16] {
-		step(b)
-	}
-	step(pkt[udpOff])
-	step(pkt[udpOff+1])
-	for _, b := range hdr[12:16] {
-		step(b)
-	}
-	step(hdr[5])
-	return uint16(^crc)
+	var src [4]byte
+	copy(src[:], pkt[ipOff+12:ipOff+16])
+	return pipeline.CandidateHash(src, binary.BigEndian.Uint16(pkt[udpOff:]), binary.BigEndian.Uint32(hdr[12:]), hdr[5])
 }
 
 // finishRewrite applies step 12 to a rewritten request (or nack): UDP
