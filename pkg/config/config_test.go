@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -295,10 +294,11 @@ func TestLimits(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 
-	// D on many sites needs more carbon_rank entries than the table holds.
+	// D on many sites: table sizes are the compiler's to check, exactly
+	// and per target (compiler.Capacity), so validation accepts it.
 	b.Reset()
 	b.WriteString("regions:\n")
-	for _, r := range regions.Catalog() {
+	for _, r := range regions.Catalog()[:12] { // the regions the mumbai profile covers
 		fmt.Fprintf(&b, "  - {id: %s, next_hop: {remote: {port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.1}}}\n", r.ID)
 	}
 	b.WriteString("sites:\n")
@@ -306,9 +306,8 @@ func TestLimits(t *testing.T) {
 		fmt.Fprintf(&b, "  - {name: s%d, id: %d, prefixes: [10.%d.%d.0/24], profile: mumbai}\n", i, i, i/256, i%256)
 	}
 	b.WriteString("policy: {name: D}\ncarbon: {source: offline}\n")
-	_, err = Parse([]byte(b.String()), "d.yaml")
-	if err == nil || !strings.Contains(err.Error(), "policy D ranks per site: 200 sites × 12 regions × 2 generations = 4800 carbon_rank entries") {
-		t.Errorf("got %v", err)
+	if _, err = Parse([]byte(b.String()), "d.yaml"); err != nil {
+		t.Errorf("200 sites under D: %v (the compiler, not validation, checks table sizes)", err)
 	}
 }
 
@@ -369,24 +368,6 @@ func TestAliasBomb(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("parser still expanding aliases after 10 s")
-	}
-}
-
-// TestLimitsMatchSchema: the table sizes validation checks against are the
-// program's.
-func TestLimitsMatchSchema(t *testing.T) {
-	prog := pipeline.Schema()
-	for name, want := range map[string]int{
-		pipeline.TableSLAFeasibility: feasibility,
-		pipeline.TableCarbonRank:     rankSize,
-		pipeline.TableClientSite:     siteSize,
-		pipeline.TableL3Forward:      l3Size,
-		pipeline.TableL2Forward:      l2Size,
-	} {
-		tb, ok := prog.Table(name)
-		if !ok || tb.Size != want {
-			t.Errorf("%s: schema size %d, validation uses %d", name, tb.Size, want)
-		}
 	}
 }
 

@@ -334,11 +334,24 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *comp
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, tr, _ := d.conn(); tr != nil {
+		if err := d.fits(tr, next); err != nil {
+			return nil, nil, err
+		}
+	}
 	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
 	return u, next, nil
+}
+
+// fits refuses a state the switch's P4Info cannot hold (its table sizes).
+func (d *Driver) fits(tr *Translator, st *compiler.State) error {
+	if err := tr.Capacity("switch " + d.target.Name + "'s P4Info").Check(st); err != nil {
+		return fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	return nil
 }
 
 // Sync makes the switch hold plan p now, hitlessly: it reads the switch
@@ -398,6 +411,11 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	}
 	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
+		return rep, err
+	}
+	// The switch's own table sizes, before any write: a state it cannot
+	// hold would fail halfway through with RESOURCE_EXHAUSTED.
+	if err := d.fits(tr, next); err != nil {
 		return rep, err
 	}
 	u, err := compiler.PlanUpdate(installed, next)
