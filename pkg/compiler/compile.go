@@ -28,6 +28,13 @@ type Carbon struct {
 // config.Zone) for the hour containing t from src. It only reads src.
 func Snapshot(cfg *config.Config, src regions.CarbonSource, t time.Time) (Carbon, error) {
 	c := Carbon{Hour: t.UTC().Truncate(time.Hour), Source: src.Describe()}
+	if zd, ok := src.(interface{ DescribeZones([]string) string }); ok {
+		zones := make([]string, len(cfg.Regions))
+		for i, r := range cfg.Regions {
+			zones[i] = cfg.Zone(r)
+		}
+		c.Source = zd.DescribeZones(zones) // names the proxy-modelled zones, if any
+	}
 	for i := range c.Intensity {
 		c.Intensity[i] = math.Inf(1)
 	}
