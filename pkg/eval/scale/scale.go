@@ -30,12 +30,12 @@ import (
 
 // Options say what to measure.
 type Options struct {
-	Sites    []int      // N values (default 10, 100, 1000, 10000)
-	Regions  []int      // R values (default 5, 12, 32)
-	Policies []string   // default A, B, C, C+, D
-	Hours    int        // hourly updates measured per point (default 24)
-	Start    time.Time  // first hour (default 2022-01-10T00:00Z, in the offline model's year)
-	Seed     uint64     // generator seed (default 1)
+	Sites    []int     // N values (default 10, 100, 1000, 10000)
+	Regions  []int     // R values (default 5, 12, 32)
+	Policies []string  // default A, B, C, C+, D
+	Hours    int       // hourly updates measured per point (default 24)
+	Start    time.Time // first hour (default 2022-01-10T00:00Z, in the offline model's year)
+	Seed     uint64    // generator seed (default 1)
 	Progress func(done, total int)
 }
 
