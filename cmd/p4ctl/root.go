@@ -88,6 +88,7 @@ evaluations behind them.`,
 		newServeCmd(s),
 		newLoadgenCmd(s),
 		newGenCmd(s),
+		newFleetCmd(s),
 	)
 	registerCompletions(root)
 	return root

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -129,6 +130,10 @@ type Driver struct {
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
 	digestsOn  bool // the latency digest is enabled on this connection
+
+	// unreachable is set while connection attempts fail (cleared when one
+	// succeeds): a replay does not wait for such a switch (WaitApplied).
+	unreachable atomic.Bool
 }
 
 // NewDriver returns a driver for target. It does not connect.
@@ -200,10 +205,14 @@ func (d *Driver) Connect(ctx context.Context) error {
 		d.connMu.Unlock()
 	}
 	client := d.Client()
-	st, err := Arbitrate(ctx, client, d.opts.Backoff, d.log)
+	st, err := arbitrate(ctx, client, d.opts.Backoff, d.log, func() {
+		d.unreachable.Store(true)
+		d.opts.Metrics.observeArbitration(d.target.Name, false, false) // known to the lag metric
+	})
 	if err != nil {
 		return fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
+	d.unreachable.Store(false)
 	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
 	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
 	if d.target.Pipeline != nil {
@@ -220,6 +229,12 @@ func (d *Driver) Connect(ctx context.Context) error {
 // it may be this controller's own previous session that the switch has not
 // yet seen end (a restart, or one CLI call after another).
 func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger) (p4rt.ArbitrationState, error) {
+	return arbitrate(ctx, c, b, log, nil)
+}
+
+// arbitrate is Arbitrate calling unreachable (when set) on every failed
+// connection attempt.
+func arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger, unreachable func()) (p4rt.ArbitrationState, error) {
 	if b.Initial == 0 {
 		b = p4rt.DefaultBackoff
 	}
@@ -244,6 +259,9 @@ func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Lo
 			continue
 		}
 		delay = nextDelay(b, delay)
+		if unreachable != nil {
+			unreachable()
+		}
 		if log != nil {
 			log.Warn("connect failed; retrying", "err", err, "in", delay)
 		}
@@ -548,15 +566,17 @@ func (d *Driver) poke() {
 }
 
 // WaitApplied blocks until the plan with sequence seq (or a later one) is on
-// the switch, this replica is a backup of a live primary, or ctx is done.
+// the switch, this replica is a backup of a live primary, the switch is
+// unreachable (Unreachable: it gets the latest plan when it comes back, and
+// p4ctl_target_lag_hours says how far behind it is), or ctx is done.
 func (d *Driver) WaitApplied(ctx context.Context, seq uint64) error {
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for {
 		d.mu.Lock()
 		done := d.doneSeq >= seq
 		d.mu.Unlock()
-		if done || d.isBackup() {
+		if done || d.isBackup() || d.Unreachable() {
 			return nil
 		}
 		select {
@@ -565,6 +585,20 @@ func (d *Driver) WaitApplied(ctx context.Context, seq uint64) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Unreachable reports whether the switch cannot be reached: connection
+// attempts are failing, or the stream broke with an error and is not back.
+func (d *Driver) Unreachable() bool {
+	if d.unreachable.Load() {
+		return true
+	}
+	c := d.Client()
+	if c == nil {
+		return false
+	}
+	st := c.State()
+	return !st.Connected && st.Err != nil
 }
 
 func (d *Driver) isBackup() bool {
