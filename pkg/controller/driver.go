@@ -478,24 +478,35 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	return rep, nil
 }
 
-// writePipelined translates run chunk by chunk (one chunk per WriteRequest)
-// in a goroutine while the previous chunk is being written, so that
-// translating a large reconcile overlaps the switch's work. Chunks are
-// written in order, each after the previous one succeeded. It returns how
-// many updates were written.
+// writePipelined translates run in groups of at least pipelineGroup
+// updates in a goroutine while the previous group is being written, so
+// that translating a large reconcile overlaps the switch's work; each group
+// is written chunk updates per WriteRequest, in order, each Write after the
+// previous one succeeded. Groups keep the hand-off between the goroutines
+// rare when chunks are small (batch 1: one hand-off per pipelineGroup
+// updates, not per update). It returns how many updates were written.
 func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compiler.Update, chunk int) (int, error) {
 	if chunk <= 0 {
 		chunk = p4rt.DefaultBatchSize
 	}
-	if len(run) <= chunk {
+	group := max(chunk, pipelineGroup)
+	writeGroup := func(ups []*p4v1.Update) (int, error) {
+		n := 0
+		for i := 0; i < len(ups); i += chunk {
+			part := ups[i:min(i+chunk, len(ups))]
+			if err := w.Write(ctx, part); err != nil {
+				return n, err
+			}
+			n += len(part)
+		}
+		return n, nil
+	}
+	if len(run) <= group {
 		ups, err := tr.Updates(run)
 		if err != nil {
 			return 0, err
 		}
-		if err := w.Write(ctx, ups); err != nil {
-			return 0, err
-		}
-		return len(run), nil
+		return writeGroup(ups)
 	}
 	type batch struct {
 		ups []*p4v1.Update
@@ -506,8 +517,8 @@ func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compile
 	ch := make(chan batch, 2)
 	go func() {
 		defer close(ch)
-		for i := 0; i < len(run); i += chunk {
-			ups, err := tr.Updates(run[i:min(i+chunk, len(run))])
+		for i := 0; i < len(run); i += group {
+			ups, err := tr.Updates(run[i:min(i+group, len(run))])
 			select {
 			case ch <- batch{ups, err}:
 			case <-ctx.Done():
@@ -523,13 +534,17 @@ func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compile
 		if b.err != nil {
 			return n, b.err
 		}
-		if err := w.Write(ctx, b.ups); err != nil {
+		k, err := writeGroup(b.ups)
+		n += k
+		if err != nil {
 			return n, err
 		}
-		n += len(b.ups)
 	}
 	return n, ctx.Err()
 }
+
+// pipelineGroup is the fewest updates writePipelined translates at a time.
+const pipelineGroup = 500
 
 // Drift compares the switch with plan p compiled for the switch's active
 // epoch: the writes (compiler.Diff) that would make it hold exactly that
