@@ -20,6 +20,7 @@ import (
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
@@ -28,7 +29,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 

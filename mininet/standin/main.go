@@ -29,10 +29,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
-	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
 )
 
 type options struct {
