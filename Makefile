@@ -103,7 +103,7 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino); writes p4src/build/tna 
 	if [ $$rc -ne 0 ]; then echo "make p4-tna: p4c-barefoot exited $$rc: the program is not yet compiled for Tofino (see $(P4_TNA_OUT)/BUILDINFO)" >&2; exit 1; fi
 
 .PHONY: mininet
-mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_DURATION=30s for a short run
+mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_SWITCH=embedded on p4ctl switch, MININET_DURATION=30s for a short run
 	@mininet/run.sh
 
 .PHONY: clean
