@@ -33,9 +33,10 @@ type Decider interface {
 	Decide(site int, slaMs float64) regions.Decision
 }
 
-// maxEvents bounds the update log; a Mark older than that many updates is
-// reported as too old (a request does not stay in a switch that long).
-const maxEvents = 4096
+// maxEvents bounds the update log, and with it the plans the checker keeps
+// alive: a Mark older than that many updates is reported as too old (a
+// request does not stay in a switch for hundreds of updates).
+const maxEvents = 256
 
 // event is an update beginning (end false) or completing towards plan.
 type event struct {
@@ -85,7 +86,17 @@ func (c *Checker) add(e event) {
 			}
 		}
 		c.events = append(c.events[:0], c.events[drop:]...)
+		clear(c.events[len(c.events):cap(c.events)]) // release the dropped plans
 		c.first += uint64(drop)
+		live := map[Decider]bool{c.last: true}
+		for _, e := range c.events {
+			live[e.plan] = true
+		}
+		for p := range c.memo {
+			if !live[p] {
+				delete(c.memo, p)
+			}
+		}
 	}
 }
 
@@ -164,9 +175,6 @@ func (c *Checker) Check(m Mark, site int, slaMs uint16, region regions.Index) Ve
 func (c *Checker) decide(p Decider, site int, slaMs uint16) regions.Index {
 	m := c.memo[p]
 	if m == nil {
-		if len(c.memo) > 4*maxEvents {
-			clear(c.memo) // plans long gone; recomputed on demand
-		}
 		m = map[key]regions.Index{}
 		c.memo[p] = m
 	}

@@ -193,7 +193,20 @@ func (d *rpcDelay) pause(ctx context.Context) bool {
 	}
 }
 
-// interceptor is the gRPC client interceptor adding the delays.
+// streamInterceptor delays the opening of streams: Read (a server
+// stream in P4Runtime) and the arbitration stream.
+func (d *rpcDelay) streamInterceptor() grpc.StreamClientInterceptor {
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		d.calls.Add(1)
+		if !d.pause(ctx) {
+			return nil, ctx.Err()
+		}
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+}
+
+// interceptor is the gRPC client interceptor adding the delays to unary
+// calls (Write, pipeline calls, Capabilities).
 func (d *rpcDelay) interceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		d.calls.Add(1)

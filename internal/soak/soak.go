@@ -141,8 +141,8 @@ type Report struct {
 
 	CarbonRequests int64 `json:"carbon_requests"`
 	CarbonDropped  int64 `json:"carbon_dropped"`
-	RPCCalls       int64 `json:"p4runtime_calls"`
-	RPCDelayed     int64 `json:"p4runtime_calls_delayed"`
+	RPCCalls       int64 `json:"p4runtime_calls"`  // unary calls and streams opened
+	RPCDelayed     int64 `json:"p4runtime_delays"` // delays added (before a call, or after a unary one's answer)
 
 	Pushes       int64 `json:"pushes"`
 	PushFailures int64 `json:"push_failures"`
@@ -210,7 +210,7 @@ func (r *Report) Summary() string {
 		map[bool]string{true: " (" + r.StrayControllerErr + ")", false: ""}[r.StrayControllerErr != ""])
 	fmt.Fprintf(&b, "  switches: %d kills, %d restarts with the program, %d without a pipeline\n",
 		r.SwitchKills, r.SwitchRestartsWithPipeline, r.SwitchRestartsWithoutPipeline)
-	fmt.Fprintf(&b, "  carbon API: %d requests, %d dropped, %d outages; P4Runtime: %d calls, %d delayed\n",
+	fmt.Fprintf(&b, "  carbon API: %d requests, %d dropped, %d outages; P4Runtime: %d calls (streams opened included), %d delays\n",
 		r.CarbonRequests, r.CarbonDropped, r.CarbonOutages, r.RPCCalls, r.RPCDelayed)
 	fmt.Fprintf(&b, "  pushes: %d (%d failed, %d of the safe policy)\n", r.Pushes, r.PushFailures, r.StalePushes)
 	fmt.Fprintf(&b, "  traffic: %d requests, %d routed (%d while plans changed), %d unrouted, %d misrouted\n",
@@ -491,7 +491,8 @@ func (r *rig) startController() {
 	var targets []controller.Target
 	for _, s := range r.slots {
 		targets = append(targets, controller.Target{Name: s.name, Addr: s.addr, DeviceID: deviceID, ElectionID: p4rt.Election(1),
-			Pipeline: r.pipe, ClientOptions: []p4rt.Option{p4rt.WithDialOptions(grpc.WithUnaryInterceptor(r.delay.interceptor()))}})
+			Pipeline: r.pipe, ClientOptions: []p4rt.Option{p4rt.WithDialOptions(grpc.WithUnaryInterceptor(r.delay.interceptor()),
+				grpc.WithStreamInterceptor(r.delay.streamInterceptor()))}})
 	}
 	ctl, err := controller.New(controller.Options{Config: r.cfg, Targets: targets, Feed: &controller.CarbonFeed{Source: src},
 		Clock: clk, Schedule: controller.Schedule{Replay: true, Start: now.Truncate(time.Hour)},
