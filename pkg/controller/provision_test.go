@@ -3,8 +3,10 @@ package controller_test
 import (
 	"testing"
 
+	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/demo"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -57,4 +59,41 @@ func TestProvisionAtEveryWrite(t *testing.T) {
 		}
 	}
 	t.Logf("%d cut points, %d of them routing some requests (all as the plan)", total+1, routedSome)
+}
+
+// A provisioning push writes region_next_hop in a Write of its own, after
+// the tables that decide a request's region, so no server's reordering of
+// one Write's updates can make requests routable early; other runs are
+// one operation each.
+func TestOpRunsCutBeforeNextHops(t *testing.T) {
+	cfg := loadConfig(t)
+	next, err := plans(t, cfg, start, 1, nil)[0].Compile(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := compiler.PlanUpdate(&compiler.State{}, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Before) != 0 || len(u.After) == 0 {
+		t.Fatalf("provisioning: %d updates before the flip, %d after; want all after", len(u.Before), len(u.After))
+	}
+	runs := controller.OpRuns(u.After)
+	seen := false
+	for i, run := range runs {
+		for j, x := range run {
+			if x.Op != run[0].Op {
+				t.Fatalf("run %d mixes %s and %s", i, run[0].Op, x.Op)
+			}
+			if x.Entry.Table == pipeline.TableRegionNextHop && !seen {
+				seen = true
+				if j != 0 {
+					t.Fatalf("run %d writes region_next_hop after %d other updates in the same Write", i, j)
+				}
+			}
+		}
+	}
+	if !seen || len(runs) < 2 {
+		t.Fatalf("%d runs, region_next_hop seen %v", len(runs), seen)
+	}
 }
