@@ -74,7 +74,7 @@ type Options struct {
 	// Seed seeds the faults (default 1).
 	Seed uint64
 	// ChaosEvery is the mean wall time between kills and outages (default
-	// Duration/40, at least 100 ms).
+	// Duration/40 within [100 ms, 2 s]).
 	ChaosEvery time.Duration
 	// CarbonDrop is the share of carbon API responses dropped (default
 	// 0.2; negative: none).
@@ -195,6 +195,21 @@ func (r *Report) Problems() []string {
 	if h := r.Baseline.HeapInuse; r.End.HeapInuse > h+h/2+16<<20 {
 		out = append(out, fmt.Sprintf("heap in use grew from %d MiB to %d MiB over the soak", h>>20, r.End.HeapInuse>>20))
 	}
+	// Growth over the run: the end against the first half's samples.
+	if n := len(r.Samples); n >= 4 {
+		var heap uint64
+		var gor int
+		for _, s := range r.Samples[:n/2] {
+			heap, gor = max(heap, s.HeapInuse), max(gor, s.Goroutines)
+		}
+		if r.End.HeapInuse > heap+heap/4+4<<20 {
+			out = append(out, fmt.Sprintf("heap in use grew during the soak: at most %.1f MiB in its first half, %.1f MiB at the end",
+				float64(heap)/(1<<20), float64(r.End.HeapInuse)/(1<<20)))
+		}
+		if r.End.Goroutines > gor+8 {
+			out = append(out, fmt.Sprintf("goroutines grew during the soak: at most %d in its first half, %d at the end", gor, r.End.Goroutines))
+		}
+	}
 	if r.Routed == 0 {
 		out = append(out, "no request was routed: the soak proves nothing")
 	}
@@ -226,6 +241,17 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "  goroutines: %d before, %d up → %d at the end, %d after stopping; heap in use %.1f → %.1f MiB; RSS %.1f → %.1f MiB",
 		r.GoroutinesBefore, r.Baseline.Goroutines, r.End.Goroutines, r.GoroutinesStopped,
 		float64(r.Baseline.HeapInuse)/(1<<20), float64(r.End.HeapInuse)/(1<<20), float64(r.Baseline.RSS)/(1<<20), float64(r.End.RSS)/(1<<20))
+	if len(r.Samples) > 0 {
+		lo, hi := r.Samples[0], r.Samples[0]
+		for _, s := range r.Samples {
+			lo.Goroutines, hi.Goroutines = min(lo.Goroutines, s.Goroutines), max(hi.Goroutines, s.Goroutines)
+			lo.HeapInuse, hi.HeapInuse = min(lo.HeapInuse, s.HeapInuse), max(hi.HeapInuse, s.HeapInuse)
+			lo.RSS, hi.RSS = min(lo.RSS, s.RSS), max(hi.RSS, s.RSS)
+		}
+		fmt.Fprintf(&b, "\n  during the faults (%d samples): goroutines %d..%d, heap in use %.1f..%.1f MiB, RSS %.1f..%.1f MiB",
+			len(r.Samples), lo.Goroutines, hi.Goroutines, float64(lo.HeapInuse)/(1<<20), float64(hi.HeapInuse)/(1<<20),
+			float64(lo.RSS)/(1<<20), float64(hi.RSS)/(1<<20))
+	}
 	return b.String()
 }
 
@@ -254,7 +280,7 @@ func (o *Options) defaults() error {
 		o.Seed = 1
 	}
 	if o.ChaosEvery <= 0 {
-		o.ChaosEvery = max(100*time.Millisecond, o.Duration/40)
+		o.ChaosEvery = min(2*time.Second, max(100*time.Millisecond, o.Duration/40))
 	}
 	if o.CarbonDrop == 0 {
 		o.CarbonDrop = 0.2
@@ -427,7 +453,9 @@ func (r *rig) chaos(ctx context.Context, rep *Report, t0 time.Time) {
 			if r.o.Progress != nil {
 				r.o.Progress(s)
 			}
-			nextSample = now.Add(r.o.Duration / 10)
+			for !nextSample.After(now) {
+				nextSample = nextSample.Add(r.o.Duration / 10)
+			}
 		}
 		if r.controllerDone() { // it stopped by itself: count it, start another
 			r.restartController(rep)
