@@ -235,6 +235,10 @@ func packetCases(t *testing.T, name string, cfg *p4v1.ForwardingPipelineConfig, 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sw, pp, byPort, c := startRigWith(ctx, t, hc, ports)
+	first := firstFrame
+	if hc.P4ctl != "" {
+		first = 150 * time.Millisecond // the embedded switch answers in microseconds
+	}
 
 	var reports []*caseReport
 	for _, cs := range cases {
@@ -296,7 +300,7 @@ func packetCases(t *testing.T, name string, cfg *p4v1.ForwardingPipelineConfig, 
 				if err := in.send(p.Frame); err != nil {
 					t.Fatal(err)
 				}
-				got, err := readAll(pp, firstFrame, quiet)
+				got, err := readAll(pp, first, quiet)
 				if err != nil {
 					t.Fatal(err)
 				}
