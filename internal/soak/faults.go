@@ -27,6 +27,7 @@ func newRand(seed uint64) *lockedRand {
 	return &lockedRand{r: rand.New(rand.NewPCG(seed, 0x50a4))}
 }
 
+// Float64 returns a number uniform in [0, 1).
 func (l *lockedRand) Float64() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -43,6 +44,7 @@ func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(l.r.Int64N(int64(hi-lo)))
 }
 
+// IntN returns a number uniform in [0, n).
 func (l *lockedRand) IntN(n int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -76,8 +78,10 @@ func newCarbonAPI(model regions.CarbonSource, now func() time.Time, rnd *lockedR
 	return a
 }
 
+// URL is the API's base URL (loopback).
 func (a *carbonAPI) URL() string { return a.srv.URL }
 
+// Close stops the API's server.
 func (a *carbonAPI) Close() { a.srv.Close() }
 
 // setDrop sets the share of dropped responses.

@@ -138,6 +138,7 @@ type PortError struct {
 	Err error
 }
 
+// Error names the port and says what happened to it.
 func (e *PortError) Error() string { return fmt.Sprintf("port %s: %v", e.Spec, e.Err) }
 
 // Unwrap returns the cause.
