@@ -639,6 +639,17 @@ func (d *Driver) Run(ctx context.Context) error {
 	d.resync = true
 	d.mu.Unlock()
 	client := d.Client()
+	// The arbitration of Connect queued its state changes; the state read
+	// below and the resync above already cover them. Handled again after
+	// the first push, they would resync a second time, and a drift a
+	// verification should find and count would be repaired unnoticed.
+	for drained := false; !drained; {
+		select {
+		case <-client.StateChanges():
+		default:
+			drained = true
+		}
+	}
 	d.onState(ctx, client.State())
 	for {
 		if client.State().Primary && d.needsSync() && !time.Now().Before(blockedUntil) {
