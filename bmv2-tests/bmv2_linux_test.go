@@ -235,9 +235,11 @@ func packetCases(t *testing.T, name string, cfg *p4v1.ForwardingPipelineConfig, 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sw, pp, byPort, c := startRigWith(ctx, t, hc, ports)
-	first := firstFrame
+	first, q := firstFrame, quiet
 	if hc.P4ctl != "" {
-		first = 150 * time.Millisecond // the embedded switch answers in microseconds
+		// The embedded switch emits a frame's every output within
+		// microseconds: shorter waits keep make test fast.
+		first, q = 150*time.Millisecond, 15*time.Millisecond
 	}
 
 	var reports []*caseReport
@@ -279,7 +281,7 @@ func packetCases(t *testing.T, name string, cfg *p4v1.ForwardingPipelineConfig, 
 					t.Fatalf("install %v on the embedded target: %v", cs.Entries[i], err)
 				}
 			}
-			if stray, err := readAll(pp, quiet, quiet); err != nil || len(stray) > 0 {
+			if stray, err := readAll(pp, q, q); err != nil || len(stray) > 0 {
 				t.Logf("before the case: %d stray frames (%v)", len(stray), err)
 			}
 			skipped := 0
@@ -300,7 +302,7 @@ func packetCases(t *testing.T, name string, cfg *p4v1.ForwardingPipelineConfig, 
 				if err := in.send(p.Frame); err != nil {
 					t.Fatal(err)
 				}
-				got, err := readAll(pp, first, quiet)
+				got, err := readAll(pp, first, q)
 				if err != nil {
 					t.Fatal(err)
 				}
