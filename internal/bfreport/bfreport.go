@@ -76,7 +76,8 @@ type (
 		NColumns int    `json:"nColumns"`
 		NUnits   int    `json:"nUnits"`
 		NAlus    int    `json:"nAlus"`
-		NBits    int    `json:"nBits"`
+		NBits    int    `json:"nBits"` // per hash function
+		NFuncs   int    `json:"nFunctions"`
 		Size     int    `json:"size"`
 		SRAMs    usages `json:"srams"`
 		MapRAMs  usages `json:"maprams"`
@@ -184,7 +185,7 @@ func build(res *resourcesJSON, met *metricsJSON) *Report {
 			MeterALU:      used{len(s.MeterALUs.Meters), s.MeterALUs.NAlus},
 			StatALU:       used{len(s.StatisticALUs.Stats), s.StatisticALUs.NAlus},
 			Gateways:      used{len(s.Gateways.Gateways), s.Gateways.NRows * s.Gateways.NUnits},
-			HashBits:      used{len(s.HashBits.Bits), s.HashBits.NBits},
+			HashBits:      used{len(s.HashBits.Bits), s.HashBits.NBits * max(s.HashBits.NFuncs, 1)},
 			XbarBytes:     used{len(s.XbarBytes.Bytes), s.XbarBytes.Size},
 			LogicalTables: used{len(s.LogicalTables.IDs), s.LogicalTables.Size},
 			ActionBusByt:  used{len(s.ActionBusBytes.Bytes), s.ActionBusBytes.Size},
