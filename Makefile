@@ -96,12 +96,13 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	secs=$$(( $$(date +%s) - start )); \
 	cat $$tmp/log; \
 	if [ ! -s $$tmp/p4ctl.p4info.txtpb ]; then echo "make p4-tna: no P4Info produced (exit $$rc)" >&2; rm -rf $$tmp; exit 1; fi; \
-	rm -f $(P4_TNA_OUT)/bfrt.json $(P4_TNA_OUT)/context.json $(P4_TNA_OUT)/tofino.bin $(P4_TNA_OUT)/resources.json $(P4_TNA_OUT)/metrics.json $(P4_TNA_OUT)/RESOURCES.md; \
+	rm -f $(P4_TNA_OUT)/bfrt.json $(P4_TNA_OUT)/context.json $(P4_TNA_OUT)/tofino.bin $(P4_TNA_OUT)/resources.json $(P4_TNA_OUT)/metrics.json $(P4_TNA_OUT)/phv_usage.json $(P4_TNA_OUT)/RESOURCES.md; \
 	cp $$tmp/p4ctl.p4info.txtpb $(P4_TNA_OUT)/p4ctl.p4info.txtpb; \
 	if [ $$rc -eq 0 ]; then \
 	  cp $$tmp/bfrt.json $(P4_TNA_OUT)/bfrt.json; \
 	  cp $$tmp/pipe/context.json $$tmp/pipe/logs/resources.json $(P4_TNA_OUT)/; \
 	  for f in $$tmp/pipe/tofino.bin $$tmp/pipe/logs/metrics.json; do [ -f $$f ] && cp $$f $(P4_TNA_OUT)/; done; \
+	  $(GO) run ./internal/bfreport/cmd/bfreport -summarize-phv $$tmp/pipe/logs/phv.json > $(P4_TNA_OUT)/phv_usage.json || { rm -rf $$tmp; exit 1; }; \
 	  [ -f $$tmp/pipe/tofino.bin ] || echo "make p4-tna: no tofino.bin (the assembler bfas is not on PATH): resources and stages come from the compiler's placement" >&2; \
 	fi; \
 	{ echo "compiler: $$($(P4C_TNA) --version 2>&1 | tr -s '\n' ' ')"; \
