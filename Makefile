@@ -96,12 +96,13 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	secs=$$(( $$(date +%s) - start )); \
 	cat $$tmp/log; \
 	if [ ! -s $$tmp/p4ctl.p4info.txtpb ]; then echo "make p4-tna: no P4Info produced (exit $$rc)" >&2; rm -rf $$tmp; exit 1; fi; \
-	rm -f $(P4_TNA_OUT)/bfrt.json $(P4_TNA_OUT)/context.json $(P4_TNA_OUT)/tofino.bin $(P4_TNA_OUT)/resources.json $(P4_TNA_OUT)/metrics.json $(P4_TNA_OUT)/RESOURCES.md; \
+	rm -f $(P4_TNA_OUT)/bfrt.json $(P4_TNA_OUT)/context.json $(P4_TNA_OUT)/tofino.bin $(P4_TNA_OUT)/resources.json $(P4_TNA_OUT)/metrics.json $(P4_TNA_OUT)/phv_usage.json $(P4_TNA_OUT)/RESOURCES.md; \
 	cp $$tmp/p4ctl.p4info.txtpb $(P4_TNA_OUT)/p4ctl.p4info.txtpb; \
 	if [ $$rc -eq 0 ]; then \
 	  cp $$tmp/bfrt.json $(P4_TNA_OUT)/bfrt.json; \
 	  cp $$tmp/pipe/context.json $$tmp/pipe/logs/resources.json $(P4_TNA_OUT)/; \
 	  for f in $$tmp/pipe/tofino.bin $$tmp/pipe/logs/metrics.json; do [ -f $$f ] && cp $$f $(P4_TNA_OUT)/; done; \
+	  $(GO) run ./internal/bfreport/cmd/bfreport -summarize-phv $$tmp/pipe/logs/phv.json > $(P4_TNA_OUT)/phv_usage.json || { rm -rf $$tmp; exit 1; }; \
 	  [ -f $$tmp/pipe/tofino.bin ] || echo "make p4-tna: no tofino.bin (the assembler bfas is not on PATH): resources and stages come from the compiler's placement" >&2; \
 	fi; \
 	{ echo "compiler: $$($(P4C_TNA) --version 2>&1 | tr -s '\n' ' ')"; \
@@ -117,8 +118,18 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	if $(GO) run ./internal/bfreport/cmd/bfreport -dir $(P4_TNA_OUT) -check-fits; then echo "fits Tofino 1: yes (RESOURCES.md)" >> $(P4_TNA_OUT)/BUILDINFO; \
 	else echo "fits Tofino 1: NO, more MAU stages than the chip has (RESOURCES.md)" >> $(P4_TNA_OUT)/BUILDINFO; echo "make p4-tna: the program does not fit Tofino 1's stages (p4src/build/tna/RESOURCES.md)" >&2; exit 1; fi
 
+# Soak: the controller daemon against embedded switches under faults
+# (internal/soak) for SOAK_DURATION of wall time over SOAK_HOURS replayed
+# hours (default one per 2 s); the JSON report goes to out/soak/report.json.
+SOAK_DURATION ?= 10m
+SOAK_HOURS ?=
+
+.PHONY: soak
+soak: deps ## Soak with faults: controller and switch kills/restarts, carbon outages, delayed P4Runtime (SOAK_DURATION=10m, SOAK_HOURS)
+	P4CTL_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_HOURS=$(SOAK_HOURS) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./internal/soak
+
 .PHONY: mininet
-mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_DURATION=30s for a short run
+mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_SWITCH=embedded on p4ctl switch, MININET_DURATION=30s for a short run
 	@mininet/run.sh
 
 .PHONY: clean

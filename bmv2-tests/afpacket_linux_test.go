@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/p4ctl/p4ctl/pkg/testbed/afpacket"
+	"github.com/p4ctl/p4ctl/pkg/afpacket"
 )
 
 // packetPort is the host end of one switch port's veth pair: frames sent

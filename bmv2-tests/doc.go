@@ -14,25 +14,27 @@
 //     released slots.
 //   - TestConformance runs the P4Runtime conformance suite
 //     (pkg/p4rt/conformance) against BMv2.
+//   - TestPacketCasesEmbedded runs the same packet cases, through the same
+//     veths and AF_PACKET sockets, against p4ctl's embedded switch as a
+//     process of its own (`p4ctl switch -i N@swN ...`, built by the test),
+//     next to the in-process embedded target.
+//   - BenchmarkVethForwarding measures both switches' forwarding rates
+//     through veths in one run and reports embedded/BMv2.
 //
 // BMv2 runs inside a network namespace created and removed by
 // pkg/p4rt/bmv2harness (its Thrift server listens on every interface; its
-// P4Runtime server is on 127.0.0.1 inside the namespace). Frames are built
-// with gopacket (pkg/wire, packetcases) and injected and captured with
-// AF_PACKET sockets opened inside that namespace.
+// P4Runtime server is on 127.0.0.1 inside the namespace); so does the
+// embedded switch. Frames are built with gopacket (pkg/wire, packetcases)
+// and injected and captured with AF_PACKET sockets (pkg/afpacket) opened
+// inside that namespace.
 //
-// Every test skips with a one-line reason when simple_switch_grpc
+// Every BMv2 test skips with a one-line reason when simple_switch_grpc
 // (P4CTL_BMV2 or PATH), root, or the p4c outputs (p4src/build/v1model, or
-// P4CTL_P4BUILD) are missing. To run them:
+// P4CTL_P4BUILD) are missing; the embedded switch's need root only. To run
+// them:
 //
 //	source /opt/p4/env.sh   # PATH/LD_LIBRARY_PATH of a local BMv2 build
 //	make p4                 # p4c outputs
 //	sudo -E go test ./bmv2-tests -v
-//
-// The plumbing (harness, AF_PACKET injection and capture, comparisons) can
-// be exercised without BMv2 by pointing P4CTL_BMV2 at mininet/standin (the
-// embedded target on AF_PACKET ports) and P4CTL_P4BUILD at a directory with
-// `testbedctl p4info` output as p4ctl.p4info.txtpb and any p4ctl.json; the
-// packet cases and the compiled configuration must then agree trivially,
-// and TestConformance fails by design (it expects BMv2's quirks).
+//	sudo -E go test ./bmv2-tests -run '^$' -bench VethForwarding
 package bmv2tests

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""p4ctl testbed: BMv2 simple_switch_grpc in Mininet.
+"""p4ctl testbed: BMv2 simple_switch_grpc (or p4ctl's embedded switch) in Mininet.
 
 Builds the topology `testbedctl topo` derived from mininet/testbed.yaml (see
 mininet/README.md for the drawing and the port map): one client host per site,
 one host per function server, all on one BMv2 switch running the p4ctl v1model
-program. No OpenFlow controller is involved: the switch is programmed over
+program — or, with --switch embedded, on `p4ctl switch`, the embedded target
+(the Go model of the same program) with the same ports over AF_PACKET. No OpenFlow controller is involved: the switch is programmed over
 P4Runtime by the product itself, `p4ctl push pipeline` (the P4 program) and
 the controller daemon `p4ctl run --replay` (the tables of every carbon hour,
 applied hitlessly while the load runs), both inside the switch's namespace.
@@ -89,6 +90,34 @@ class BMv2Switch(Switch):
                 self.proc.kill()
                 self.proc.wait()
         Switch.stop(self, deleteIntfs)
+
+
+class EmbeddedSwitch(BMv2Switch):
+    """`p4ctl switch` (the embedded target) in BMv2's place: the same
+    namespace, ports (-i PORT@INTF), device id, P4Runtime address and CPU
+    port; no Thrift server (registers are read over P4Runtime)."""
+
+    def start(self, controllers):
+        self.cmd('ip link set dev lo up')
+        args = [self.bmv2, 'switch', '--no-p4', '--device-id', str(self.device_id),
+                '--grpc-addr', '127.0.0.1:%d' % self.grpc_port, '--cpu-port', str(CPU_PORT)]
+        for port, intf in sorted(self.intfs.items()):
+            if intf.name == 'lo':
+                continue
+            disable_offloads(self, intf.name)
+            args += ['-i', '%d@%s' % (port, intf.name)]
+        log = open(self.log_path, 'w') if self.log_path else subprocess.DEVNULL
+        self.proc = self.popen(args, stdout=log, stderr=subprocess.STDOUT)
+        if self.pids:
+            self.pids.add(self.proc.pid)
+        info('*** %s: %s (pid %d)\n' % (self.name, ' '.join(args), self.proc.pid))
+
+
+SWITCHES = {
+    # name: (class, log file, what the summary calls it)
+    'bmv2': (BMv2Switch, 'bmv2.log', 'simple_switch_grpc'),
+    'embedded': (EmbeddedSwitch, 'switch.log', 'p4ctl switch (embedded target)'),
+}
 
 
 class PidFile:
@@ -207,7 +236,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--topology', required=True, help='JSON from testbedctl topo')
     p.add_argument('--config', required=True, help='the testbed YAML (the controller configuration p4ctl run drives)')
-    p.add_argument('--bmv2', required=True)
+    p.add_argument('--switch', choices=sorted(SWITCHES), default='bmv2',
+                   help='bmv2: simple_switch_grpc (--bmv2); embedded: p4ctl switch (the p4ctl of --bin)')
+    p.add_argument('--bmv2', help='simple_switch_grpc (--switch bmv2)')
     p.add_argument('--p4info', required=True)
     p.add_argument('--bmv2-json', required=True)
     p.add_argument('--bin', required=True, help='directory with p4ctl and testbedctl')
@@ -238,13 +269,19 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
 
+    cls, log_name, switch_name = SWITCHES[args.switch]
+    binary = p4ctl if args.switch == 'embedded' else args.bmv2
+    if not binary:
+        sys.stderr.write('p4ctl_topo: --switch bmv2 needs --bmv2\n')
+        return 2
     net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
     procs = []
     daemon = None
+    sw = None
     code = 1
     try:
-        sw = net.addSwitch('p4s1', cls=BMv2Switch, bmv2=args.bmv2, grpc_port=args.grpc_port,
-                           log_path=os.path.join(args.out, 'bmv2.log'), pids=pids)
+        sw = net.addSwitch('p4s1', cls=cls, bmv2=binary, grpc_port=args.grpc_port,
+                           log_path=os.path.join(args.out, log_name), pids=pids)
         hosts = {}
         # Ports (switch side) come from the configuration; see README port map.
         for c in topo['clients']:
@@ -284,7 +321,7 @@ def main():
         pids.add(daemon.pid)
         info('*** p4ctl run (pid %d): %s\n' % (daemon.pid, ' '.join(dcmd[1:])))
         # Ready when the first hour's tables are on the switch.
-        bmv2 = ('simple_switch_grpc (see %s)' % os.path.join(args.out, 'bmv2.log'), sw.proc)
+        bmv2 = ('%s (see %s)' % (switch_name, os.path.join(args.out, log_name)), sw.proc)
         wait_for_line(daemon_log, '"msg":"pushed"', 60, daemon, [bmv2])
         info('*** p4ctl run pushed %s; %s per hour of carbon data\n' % (
             args.hour, ('%.1fs' % (3600.0 / speed)) if args.hours > 0 else 'real time'))
@@ -380,6 +417,10 @@ def main():
                 pr.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pr.kill()
+        # The switch goes before its links: Mininet deletes the links first,
+        # and a switch that loses an interface reports it as an error.
+        if sw is not None and sw.proc is not None:
+            stop_proc(sw.proc, timeout=10)
         net.stop()
     return code
 

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# make mininet: the p4ctl testbed on BMv2 in Mininet (mininet/README.md).
+# make mininet: the p4ctl testbed on BMv2 in Mininet (mininet/README.md);
+# MININET_SWITCH=embedded runs it on p4ctl's embedded switch instead
+# (`p4ctl switch -i PORT@INTF ...`, the Go model of the same program).
 #
 # Needs root, Mininet (Debian package, /usr/bin/python3), BMv2's
-# simple_switch_grpc (P4CTL_BMV2 or PATH, e.g. after `source /opt/p4/env.sh`)
-# and the p4c outputs in p4src/build/v1model (make p4). Without them it says
-# what is missing in one line and exits 1 having started nothing.
+# simple_switch_grpc (P4CTL_BMV2 or PATH, e.g. after `source /opt/p4/env.sh`;
+# not for MININET_SWITCH=embedded), ethtool (BMv2 only: the embedded switch
+# completes offloaded checksums itself) and the p4c outputs in
+# p4src/build/v1model (make p4; the embedded switch accepts p4c's P4Info
+# and ignores the BMv2 JSON). Without them it says what is missing in one
+# line and exits 1 having started nothing.
 #
 # The switch is programmed by the product: `p4ctl push pipeline`, then the
 # daemon `p4ctl run --replay` for the run's duration. testbedctl does only
@@ -20,6 +25,7 @@
 #   MININET_EXEC_MIX  loadgen exec-class mix (default 0:100)
 #   MININET_DELAY     auto | netem | serve (how delays are applied; default auto)
 #   MININET_OUT       output directory (default out/mininet)
+#   MININET_SWITCH    bmv2 (default: simple_switch_grpc) | embedded (p4ctl switch)
 #   MININET_P4INFO, MININET_BMV2_JSON  override the p4c outputs (default p4src/build/v1model/p4ctl.*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,17 +41,21 @@ CONFIG=${MININET_CONFIG:-mininet/testbed.yaml}
 OUT=${MININET_OUT:-out/mininet}
 P4INFO=${MININET_P4INFO:-p4src/build/v1model/p4ctl.p4info.txtpb}
 BMV2_JSON=${MININET_BMV2_JSON:-p4src/build/v1model/p4ctl.json}
+SWITCH=${MININET_SWITCH:-bmv2}
 
 BMV2=${P4CTL_BMV2:-$(command -v simple_switch_grpc || true)}
 bmv2_hint="set P4CTL_BMV2 or put it on PATH"
 [[ -f /opt/p4/env.sh ]] && bmv2_hint="source /opt/p4/env.sh, or set P4CTL_BMV2"
 
 missing=()
+[[ $SWITCH == bmv2 || $SWITCH == embedded ]] || missing+=("a switch MININET_SWITCH=bmv2|embedded (got '$SWITCH')")
 [[ $(id -u) == 0 ]] || missing+=("root")
 /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing+=("Mininet for /usr/bin/python3 (apt-get install mininet)")
-[[ -n $BMV2 && -x $BMV2 ]] || missing+=("BMv2 simple_switch_grpc ($bmv2_hint)")
+if [[ $SWITCH == bmv2 ]]; then
+  [[ -n $BMV2 && -x $BMV2 ]] || missing+=("BMv2 simple_switch_grpc ($bmv2_hint; or MININET_SWITCH=embedded)")
+  command -v ethtool >/dev/null || missing+=("ethtool")
+fi
 [[ -f $P4INFO && -f $BMV2_JSON ]] || missing+=("p4c outputs $BMV2_JSON and $P4INFO (make p4)")
-command -v ethtool >/dev/null || missing+=("ethtool")
 command -v go >/dev/null || missing+=("go")
 [[ $HOURS =~ ^[0-9]+$ ]] || missing+=("a whole number of hours in MININET_HOURS (got '$HOURS')")
 if ((${#missing[@]})); then
@@ -95,14 +105,19 @@ rm -f "$OUT"/loadgen-*.json "$OUT"/loadgen-*.txt "$OUT"/serve-* "$OUT"/p4ctl-run
 "$OUT/bin/testbedctl" size -config "$CONFIG" -rate "$RATE" -scale "$SCALE" -exec-mix "$EXEC_MIX" \
   -hour "$HOUR" -hours $((HOURS + 1)) | tee "$OUT/capacity.txt"
 
-echo "*** starting Mininet with BMv2 ($BMV2)"
+if [[ $SWITCH == embedded ]]; then
+  echo "*** starting Mininet with p4ctl's embedded switch ($OUT/bin/p4ctl switch)"
+  command -v ethtool >/dev/null || echo "*** (no ethtool: offloads stay on; the embedded switch completes offloaded checksums itself)"
+else
+  echo "*** starting Mininet with BMv2 ($BMV2)"
+fi
 # The topology script runs in the background so that a signal to this
 # script (Ctrl-C, kill) is handled at once: it is forwarded as SIGTERM (a
 # background job of a script ignores SIGINT) and the script tears the
 # network down before we exit.
 /usr/bin/python3 mininet/p4ctl_topo.py \
   --topology "$OUT/topology.json" --config "$CONFIG" --hour "$HOUR" --hours "$HOURS" --grace 1s \
-  --bmv2 "$BMV2" --p4info "$P4INFO" --bmv2-json "$BMV2_JSON" \
+  --switch "$SWITCH" ${BMV2:+--bmv2 "$BMV2"} --p4info "$P4INFO" --bmv2-json "$BMV2_JSON" \
   --bin "$OUT/bin" --out "$OUT" \
   --duration "$DURATION" --rate "$RATE" --exec-mix "$EXEC_MIX" --delay-mode "$DELAY" &
 topo_pid=$!

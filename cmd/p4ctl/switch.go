@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
 )
 
 // switchOptions are the flags of `p4ctl switch`.
@@ -29,8 +31,11 @@ type switchOptions struct {
 	TLSCert     string
 	TLSKey      string
 	TLSClientCA string
+	Interfaces  []string
 
 	p4info *p4configv1.P4Info
+	ports  []ports.Spec
+	netns  string         // tests: open the interfaces inside this network namespace
 	ready  func(net.Addr) // tests: called once the server listens
 }
 
@@ -42,7 +47,19 @@ func newSwitchCmd(s *streams) *cobra.Command {
 		Long: `Run the embedded target: the p4ctl P4 program modelled in Go behind a P4Runtime
 gRPC server, so controllers (p4ctl push/apply/get, p4runtime-shell, ONOS) can
 drive it exactly as they drive BMv2's simple_switch_grpc. It listens on
-loopback only unless --grpc-addr says otherwise, and serves until interrupted.`,
+loopback only unless --grpc-addr says otherwise, and serves until interrupted.
+
+Data-plane ports, as simple_switch_grpc's: -i PORT@INTERFACE (repeatable)
+binds switch port PORT to a network interface through an AF_PACKET socket
+(Linux; root or CAP_NET_RAW). A frame received on the interface enters the
+pipeline on PORT; a frame the pipeline sends out of PORT leaves by the
+interface. Turn checksum offloads off on the interfaces' peers as for BMv2
+(ethtool -K IFACE tx off), or the switch completes the checksums itself. An
+interface that disappears while the switch runs (deleted, moved to another
+namespace) stops it with an error naming the port (exit 1); one that goes
+down is waited for. Interrupting the switch closes every socket.
+
+  p4ctl switch --no-p4 --device-id 1 -i 1@veth1 -i 2@veth2`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -55,6 +72,7 @@ loopback only unless --grpc-addr says otherwise, and serves until interrupted.`,
 	f.StringVar(&o.TLSCert, "tls-cert", "", "server certificate (PEM) for TLS")
 	f.StringVar(&o.TLSKey, "tls-key", "", "server key (PEM) for TLS")
 	f.StringVar(&o.TLSClientCA, "tls-client-ca", "", "CA (PEM) for client certificates: enables mTLS")
+	f.StringArrayVarP(&o.Interfaces, "interface", "i", nil, "data-plane port PORT@INTERFACE, e.g. 1@veth1 (repeatable; port numbers 0..509, not the CPU port)")
 	return cmd
 }
 
@@ -92,6 +110,17 @@ func (o *switchOptions) Validate() error {
 	if o.NoP4 && o.p4info != nil {
 		return usageErrorf("--no-p4 and --p4info are exclusive")
 	}
+	o.ports = nil
+	for _, v := range o.Interfaces {
+		sp, err := ports.ParseSpec(v)
+		if err != nil {
+			return usageErrorf("-i: %w", err)
+		}
+		o.ports = append(o.ports, sp)
+	}
+	if err := ports.Validate(o.ports, o.CPUPort); err != nil {
+		return usageErrorf("-i: %w", err)
+	}
 	// The files are read now, so that nothing is announced (or served)
 	// with TLS flags that cannot work.
 	if o.TLSCert != "" {
@@ -123,11 +152,26 @@ func isLoopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Run serves P4Runtime until ctx is done.
+// Run serves P4Runtime, and moves frames between the data-plane ports and
+// their interfaces, until ctx is done or a port fails.
 func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	sw, err := dataplane.New(dataplane.Options{P4Info: o.p4info, NoPipeline: o.NoP4, CPUPort: o.CPUPort})
 	if err != nil {
 		return err
+	}
+	var pp *ports.Ports
+	if len(o.ports) > 0 {
+		// Opened before the server listens, so that a missing interface
+		// fails the command before anything is announced.
+		log, err := newLogger(s.Err, "text", "info")
+		if err != nil {
+			return err
+		}
+		pp, err = ports.Open(sw, o.ports, ports.Options{NetNS: o.netns, Log: log})
+		if err != nil {
+			return fmt.Errorf("p4ctl switch: %w", err)
+		}
+		defer pp.Close()
 	}
 	opts := []p4rtserver.Option{p4rtserver.WithAddress(o.GRPCAddr), p4rtserver.WithDeviceID(o.DeviceID)}
 	if o.TLSCert != "" {
@@ -146,9 +190,31 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	if o.NoP4 {
 		pipelineNote = "no pipeline until SetForwardingPipelineConfig"
 	}
-	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s\n", lis.Addr(), o.DeviceID, o.CPUPort, pipelineNote)
+	portNote := "no data-plane ports"
+	if pp != nil {
+		var specs []string
+		for _, sp := range pp.Specs() {
+			specs = append(specs, sp.String())
+		}
+		portNote = "ports " + strings.Join(specs, " ")
+	}
+	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", lis.Addr(), o.DeviceID, o.CPUPort, pipelineNote, portNote)
 	if o.ready != nil {
 		o.ready(lis.Addr())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	portErr := make(chan error, 1)
+	if pp != nil {
+		go func() {
+			err := pp.Run(ctx)
+			if err != nil {
+				cancel() // a port failed: stop serving
+			}
+			portErr <- err
+		}()
+	} else {
+		close(portErr)
 	}
 	stopped := make(chan struct{})
 	go func() {
@@ -159,8 +225,10 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 		srv.Shutdown(sctx)
 	}()
 	err = srv.Serve(lis)
-	if ctx.Err() != nil {
-		<-stopped
+	cancel()
+	<-stopped
+	if perr := <-portErr; perr != nil {
+		return fmt.Errorf("p4ctl switch: %w", perr)
 	}
 	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 		return fmt.Errorf("p4ctl switch: %w", err)

@@ -20,6 +20,10 @@ func TestSwitchUsage(t *testing.T) {
 		{"switch", "--grpc-addr", "nonsense"},
 		{"switch", "--cpu-port", "600"},
 		{"switch", "--tls-cert", "x.pem"},
+		{"switch", "-i", "veth1"},
+		{"switch", "-i", "600@veth1"},
+		{"switch", "-i", "510@veth1"},
+		{"switch", "-i", "1@veth1", "--interface", "1@veth2"},
 	} {
 		if code, _, errb := p4ctl(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, errb, exitUsage)

@@ -24,7 +24,54 @@ import (
 const (
 	ResourcesFile = "resources.json"
 	MetricsFile   = "metrics.json"
+	// PHVUsageFile is SummarizePHV's digest of bf-p4c's phv.json (which is
+	// 1 MB of per-slice allocation): containers occupied per gress, kind
+	// and width.
+	PHVUsageFile = "phv_usage.json"
 )
+
+// PHVUsage is one line of PHVUsageFile.
+type PHVUsage struct {
+	Gress      string `json:"gress"`
+	Kind       string `json:"container_type"`
+	Width      int    `json:"bit_width"`
+	Containers int    `json:"containers"`
+}
+
+// SummarizePHV reads bf-p4c's phv.json and counts the containers it
+// allocated, per gress, container kind and width.
+func SummarizePHV(path string) ([]PHVUsage, error) {
+	var phv struct {
+		Containers []struct {
+			Width int    `json:"bit_width"`
+			Kind  string `json:"container_type"`
+			Gress string `json:"gress"`
+		} `json:"containers"`
+	}
+	if err := readJSON(path, &phv); err != nil {
+		return nil, err
+	}
+	n := map[PHVUsage]int{}
+	for _, c := range phv.Containers {
+		n[PHVUsage{Gress: c.Gress, Kind: c.Kind, Width: c.Width}]++
+	}
+	out := make([]PHVUsage, 0, len(n))
+	for k, v := range n {
+		k.Containers = v
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Gress != b.Gress {
+			return a.Gress < b.Gress
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Width < b.Width
+	})
+	return out, nil
+}
 
 // used is a count of something against its capacity.
 type used struct{ N, Of int }
@@ -51,6 +98,11 @@ type Report struct {
 	Stages                    []Stage // every stage the compiler reports, in order
 	// PHV: containers occupied per width (from metrics.json), e.g. 8, 16, 32.
 	PHV map[int]int
+	// PHVUsage: containers allocated per gress, kind and width
+	// (phv_usage.json), and PHVAvailable the chip's per kind and width
+	// (resources.json).
+	PHVUsage     []PHVUsage
+	PHVAvailable map[string]map[int]int
 	// Totals from metrics.json (0 when absent).
 	SRAMs, TCAMs, MapRAMs, LogicalTables int
 	LatencyCycles                        map[string]int // per gress
@@ -76,7 +128,8 @@ type (
 		NColumns int    `json:"nColumns"`
 		NUnits   int    `json:"nUnits"`
 		NAlus    int    `json:"nAlus"`
-		NBits    int    `json:"nBits"`
+		NBits    int    `json:"nBits"` // per hash function
+		NFuncs   int    `json:"nFunctions"`
 		Size     int    `json:"size"`
 		SRAMs    usages `json:"srams"`
 		MapRAMs  usages `json:"maprams"`
@@ -112,6 +165,10 @@ type (
 				NStages   int         `json:"nStages"`
 				MauStages []stageJSON `json:"mau_stages"`
 			} `json:"mau"`
+			PHVContainers map[string][]struct {
+				Width int `json:"width"`
+				Units int `json:"units"`
+			} `json:"phv_containers"`
 		} `json:"resources"`
 	}
 	metricsJSON struct {
@@ -146,7 +203,18 @@ func Load(dir string) (*Report, error) {
 	if err := readJSON(filepath.Join(dir, MetricsFile), &met); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return build(&res, &met), nil
+	r := build(&res, &met)
+	if err := readJSON(filepath.Join(dir, PHVUsageFile), &r.PHVUsage); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r.PHVAvailable = map[string]map[int]int{}
+	for kind, list := range res.Resources.PHVContainers {
+		r.PHVAvailable[kind] = map[int]int{}
+		for _, c := range list {
+			r.PHVAvailable[kind][c.Width] += c.Units
+		}
+	}
+	return r, nil
 }
 
 // Fits reports whether the placement uses no more MAU stages than the
@@ -184,7 +252,7 @@ func build(res *resourcesJSON, met *metricsJSON) *Report {
 			MeterALU:      used{len(s.MeterALUs.Meters), s.MeterALUs.NAlus},
 			StatALU:       used{len(s.StatisticALUs.Stats), s.StatisticALUs.NAlus},
 			Gateways:      used{len(s.Gateways.Gateways), s.Gateways.NRows * s.Gateways.NUnits},
-			HashBits:      used{len(s.HashBits.Bits), s.HashBits.NBits},
+			HashBits:      used{len(s.HashBits.Bits), s.HashBits.NBits * max(s.HashBits.NFuncs, 1)},
 			XbarBytes:     used{len(s.XbarBytes.Bytes), s.XbarBytes.Size},
 			LogicalTables: used{len(s.LogicalTables.IDs), s.LogicalTables.Size},
 			ActionBusByt:  used{len(s.ActionBusBytes.Bytes), s.ActionBusBytes.Size},
@@ -268,6 +336,30 @@ func (r *Report) Write(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%d × %d-bit", r.PHV[w], w)
 		}
 		fmt.Fprintf(&b, "PHV containers occupied (normal): %s.\n\n", strings.Join(parts, ", "))
+	}
+	if len(r.PHVUsage) > 0 {
+		b.WriteString("PHV containers allocated (phv.json), per gress, of the chip's per pipe (resources.json):\n\n| gress | kind | 8-bit | 16-bit | 32-bit |\n|---|---|---|---|---|\n")
+		type gk struct{ g, k string }
+		rows := map[gk]map[int]int{}
+		var order []gk
+		for _, u := range r.PHVUsage {
+			key := gk{u.Gress, u.Kind}
+			if rows[key] == nil {
+				rows[key] = map[int]int{}
+				order = append(order, key)
+			}
+			rows[key][u.Width] += u.Containers
+		}
+		for _, key := range order {
+			cell := func(w int) string {
+				if of := r.PHVAvailable[key.k][w]; of > 0 {
+					return fmt.Sprintf("%d/%d", rows[key][w], of)
+				}
+				return fmt.Sprint(rows[key][w])
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", key.g, key.k, cell(8), cell(16), cell(32))
+		}
+		b.WriteString("\n")
 	}
 	if r.SRAMs+r.TCAMs+r.MapRAMs > 0 {
 		fmt.Fprintf(&b, "bf-p4c's totals (metrics.json): %d SRAMs, %d TCAMs, %d map RAMs, %d logical tables.\n\n", r.SRAMs, r.TCAMs, r.MapRAMs, r.LogicalTables)

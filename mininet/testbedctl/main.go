@@ -14,7 +14,7 @@
 //	testbedctl wait    -grpc 127.0.0.1:9559 [-timeout 60s]
 //	testbedctl state   -grpc ADDR [-servers 10]
 //	testbedctl summary -config F -topology T [-daemon-log L -grace 1s | -hour H] [-capacity C] [-o table|json] client1.json ...
-//	testbedctl p4info  (the embedded target's P4Info, text format: for the stand-in switch)
+//	testbedctl p4info  (the embedded target's P4Info, text format: for the embedded switch without p4c outputs)
 package main
 
 import (
@@ -230,7 +230,7 @@ func state(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // p4infoCmd prints the embedded target's P4Info (pipeline.Schema with p4c's
-// ids) in text format, for runs with mininet/standin where p4c's output is
+// ids) in text format, for runs of the embedded switch where p4c's output is
 // not available.
 func p4infoCmd(_ context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("p4info", flag.ContinueOnError)

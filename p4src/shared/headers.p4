@@ -76,6 +76,9 @@ struct headers_t {
  * state. TNA sends it as a bridge header through the recirculation port;
  * v1model keeps the same fields in @field_list metadata; the Go model in a
  * struct (pkg/dataplane/program carry). All zero on a request's first pass.
+ * selected and fallback are TNA's alone: its selection pass hands them, and
+ * cand and nearest, to the dispatch pass that follows (p4src/tna/README.md
+ * "Stages").
  */
 header p4ctl_carry_h {
     bit<32>      level;        /* next pass's chain threshold; 0 = new attempt */
@@ -86,7 +89,9 @@ header p4ctl_carry_h {
     bit<8>       nack_release; /* 1: return the region credit, send the NACK   */
     region_id_t  nearest;      /* spill: the site's nearest region             */
     region_set_t cand;         /* spill: feasible regions not yet refused      */
-    bit<7>       pad;
+    bit<1>       selected;     /* TNA: hdr.region_id is selected, not yet held */
+    bit<1>       fallback;     /* TNA: ... and a fallback (a forced acquire)   */
+    bit<5>       pad;
     port_t       client_port;  /* the port the request first arrived on       */
 }
 

@@ -32,7 +32,10 @@ control ExecClass(in headers_t hdr, inout p4ctl_metadata_t d) {
     apply { exec_class_cost.apply(); }
 }
 
-control NextHop(inout p4ctl_metadata_t d) {
+/* region: the region the request is for (v1model: d.region; TNA: the
+ * header's region_id, which the parser fills, so that a dispatch pass can
+ * look these tables up in its first stage). */
+control NextHop(in region_id_t region, inout p4ctl_metadata_t d) {
     @name(".P4ctlIngress.dispatch_local")
     action dispatch_local(bit<32> capacity) {
         d.next_hop = NEXT_HOP_LOCAL;
@@ -69,7 +72,7 @@ control NextHop(inout p4ctl_metadata_t d) {
      * a remote gateway. Controller, on topology change. Miss: unreachable. */
     @name(".P4ctlIngress.region_next_hop")
     table region_next_hop {
-        key = { d.region : exact @name("region"); }
+        key = { region : exact @name("region"); }
         actions = { dispatch_local; forward_remote; NoAction; }
         default_action = NoAction();
         size = MAX_REGIONS;
@@ -80,7 +83,7 @@ control NextHop(inout p4ctl_metadata_t d) {
      * picks a new bound. Miss: unreachable. */
     @name(".P4ctlIngress.server_pool")
     table server_pool {
-        key = { d.region : exact @name("region"); }
+        key = { region : exact @name("region"); }
         actions = { set_pool; NoAction; }
         default_action = NoAction();
         size = MAX_REGIONS;

@@ -2,6 +2,10 @@
  * p4ctl — a local region's capacity (TNA; docs/PIPELINE.md step 9): one
  * atomic acquire per request, one release per valid reply or NACK, each a
  * RegisterAction that decides in the stateful ALU (pipeline.RegionAcquire).
+ * The region is the header's (ingress.p4 applies this in dispatch passes and
+ * replies); a fallback region, whose acquire is forced, is carry.fallback
+ * (the selection pass's). full: the refused acquire's count, left 0 when
+ * the request holds the credit (or nothing was acquired).
  *
  * region_outstanding[r] counts the requests admitted into local region r's
  * pool and not yet released. Written by the data plane only (here); read by
@@ -10,21 +14,22 @@
 #ifndef P4CTL_TNA_CAPACITY_P4
 #define P4CTL_TNA_CAPACITY_P4
 
-control RegionCapacity(inout p4ctl_metadata_t d,
+control RegionCapacity(in region_id_t region,
+                       in p4ctl_metadata_t d,
                        in p4ctl_carry_h carry,
                        in bool release,
-                       out bool refused) {
+                       inout bit<32> full) {
     @name(".P4ctlIngress.region_outstanding")
     Register<bit<32>, bit<5>>(MAX_REGIONS, 0) region_outstanding;
 
     /* v < capacity → v + 1 and 0; else untouched and v (≥ 1): refused */
     RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) acquire_below_capacity = {
-        void apply(inout bit<32> v, out bit<32> full) {
-            full = 0;
+        void apply(inout bit<32> v, out bit<32> count) {
+            count = 0;
             if (v < d.capacity) {
                 v = v + 1;
             } else {
-                full = v;
+                count = v;
             }
         }
     };
@@ -43,17 +48,13 @@ control RegionCapacity(inout p4ctl_metadata_t d,
     };
 
     apply {
-        refused = false;
-        bit<5> idx = d.region[4:0];
+        bit<5> idx = region[4:0];
         if (release) {
             release_one.execute(idx);
-        } else if (carry.exhausted == 1 || d.count_fallback == 1 || d.capacity == 0) {
+        } else if (carry.exhausted == 1 || carry.fallback == 1 || d.capacity == 0) {
             acquire_any.execute(idx);
         } else {
-            bit<32> full = acquire_below_capacity.execute(idx);
-            if (full != 0) {
-                refused = true;
-            }
+            full = acquire_below_capacity.execute(idx);
         }
     }
 }

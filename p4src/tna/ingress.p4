@@ -4,6 +4,14 @@
  * (docs/PIPELINE.md "Ingress, step by step"), with Tofino's forwarding
  * (ucast_egress_port, drop_ctl) and recirculation through RECIRC_PORT.
  *
+ * To fit Tofino 1's 12 stages a request's pass of docs/PIPELINE.md is two
+ * passes here (README.md "Stages"): the selection pass (step 6: region
+ * selection) writes the region into hdr.region_id and recirculates; the
+ * dispatch pass (steps 7-10) and every later pass of the request look up
+ * next hop and pool by hdr.region_id in stage 0 and start the chain at
+ * stage 4. The two kinds of pass are branches of one if, so their stages
+ * overlap.
+ *
  * Every table, action, register and counter keeps the P4Info name
  * "P4ctlIngress.<name>" (pkg/pipeline). Who writes what: tables — the
  * controller, except the constant tables of tna_tables.p4; registers — the
@@ -39,6 +47,10 @@ control P4ctlIngress(inout tna_headers_t hdr,
     NextHop()        next_hop;
     RegionBit()      region_bit;
     RegionCapacity() capacity;
+    CandidateHash()  candidate_hash;
+    DispatchStage1() dispatch_stage1;
+    DispatchStage2() dispatch_stage2;
+    DispatchStage3() dispatch_stage3;
     ServerDispatch() dispatch;
     LatencyProbe()   latency_probe;
     /* The pass clock, meta.now = global_tstamp[41:10] (1.024 µs units),
@@ -53,7 +65,6 @@ control P4ctlIngress(inout tna_headers_t hdr,
         const default_action = take_pass_clock();
         size = 1;
     }
-    ServerEndpoint() server_endpoint;
     ReplySource()    reply_source;
     Forwarding()     forwarding;
 
@@ -73,19 +84,32 @@ control P4ctlIngress(inout tna_headers_t hdr,
         meta.d.ipv4_rewritten = true;
     }
 
-    @hidden action udp_room_of() { meta.udp_room = hdr.h.udp.length |-| (P4CTL_MIN_UDP_LENGTH - 1); }
-    @hidden table udp_room_t {
-        actions = { udp_room_of; }
-        const default_action = udp_room_of();
-        size = 1;
-    }
-
-    /* the feasible regions but this one (a spill's candidates) */
-    @hidden action rest_of_feasible() { meta.rest = meta.d.cand & ~meta.region_bit; }
+    /* the carried candidates but this region (a spill's candidates) */
+    @hidden action rest_of_feasible() { meta.rest = hdr.carry.cand & ~meta.region_bit; }
     @hidden table rest_t {
         actions = { rest_of_feasible; }
         const default_action = rest_of_feasible();
         size = 1;
+    }
+
+    /* the server a reply names, reply_source's key (a bound request's is
+     * set by ServerDispatch) */
+    @hidden action take_reply_server() { meta.d.server = hdr.h.p4ctl.server_id; }
+    @hidden table reply_server_t {
+        actions = { take_reply_server; }
+        const default_action = take_reply_server();
+        size = 1;
+    }
+
+    /* what the selection pass hands its dispatch pass (the region itself
+     * rides in hdr.region_id); the flags are action constants because they
+     * share a container with client_port (an action writes a container
+     * from one source besides constants) */
+    @hidden action carry_selection(bit<1> fallback) {
+        hdr.carry.selected = 1;
+        hdr.carry.fallback = fallback;
+        hdr.carry.cand = meta.d.cand;
+        hdr.carry.nearest = meta.d.nearest;
     }
 
     @hidden action outcome(bit<4> e) {
@@ -96,6 +120,17 @@ control P4ctlIngress(inout tna_headers_t hdr,
     @hidden action send(port_t port) {
         ig_tm_md.ucast_egress_port = port;
         ig_dprsr_md.drop_ctl = 0;
+    }
+
+    /* the latency_probe cell of the header's site, request and region
+     * (pipeline.ProbeIndex), computed in stage 0 */
+    @hidden action probe_cell_of() {
+        meta.probe_cell = hdr.h.p4ctl.site_id[5:0] ++ hdr.h.p4ctl.request_id[1:0] ++ hdr.h.p4ctl.region_id[4:0];
+    }
+    @hidden table probe_cell_t {
+        actions = { probe_cell_of; }
+        const default_action = probe_cell_of();
+        size = 1;
     }
 
     apply {
@@ -114,27 +149,38 @@ control P4ctlIngress(inout tna_headers_t hdr,
             hdr.carry.nack_release = 0;
             hdr.carry.nearest = 0;
             hdr.carry.cand = 0;
+            hdr.carry.selected = 0;
+            hdr.carry.fallback = 0;
             hdr.carry.pad = 0;
             hdr.carry.client_port = ig_intr_md.ingress_port;
         }
 
-        udp_room_t.apply();
-        bool apply_fwd = false;  /* l2/l3 forwarding is applied once, at the end */
-        bool l2 = false;
+        /* What every packet looks up and computes in stage 0 (l3_forward:
+         * 0-1), whether or not a later step uses it (these only set
+         * metadata), keyed on what the parser read: the exec class (step
+         * 4), the header region's next hop and pool (step 7 of a dispatch
+         * pass) and bit, the reply's server, the probe cell, the candidate
+         * hash, l2/l3 forwarding (steps 2, 3, 11). */
+        exec_class.apply(hdr.h, meta.d);
+        next_hop.apply(hdr.h.p4ctl.region_id, meta.d);
+        region_bit.apply(hdr.h.p4ctl.region_id, meta.region_bit);
+        reply_server_t.apply();
+        probe_cell_t.apply();
+        candidate_hash.apply(hdr.h, meta);
+        forwarding.apply(hdr.h, meta.d, !hdr.h.ipv4.isValid());
 
         if (ig_prsr_md.parser_err != PARSER_ERROR_OK) {
             /* step 1 */
             outcome(EVENT_MALFORMED);
-        } else if (!hdr.h.ipv4.isValid()) {
-            /* step 2 */
-            apply_fwd = true;
-            l2 = true;
-        } else if (!hdr.h.p4ctl.isValid()) {
-            /* step 2: plain IPv4, not modified */
-            apply_fwd = true;
-        } else if (meta.udp_room == 0) {
-            /* step 3: udp.length < 24 (udp_room = length |-| 23, computed in
-             * a stage of its own: a gateway sees 4 bytes + 12 bits of PHV) */
+        } else if (!hdr.h.ipv4.isValid() || !hdr.h.p4ctl.isValid()) {
+            /* step 2: l2 (not IPv4) or l3 (IPv4 without p4ctl header),
+             * not modified */
+            if (meta.d.forward) {
+                send(meta.d.out_port);
+            }
+        } else if (hdr.h.udp.length[15:5] == 0 && hdr.h.udp.length[4:3] != 3) {
+            /* step 3: udp.length < 24 = 0b11000, as bit tests (a gateway
+             * compares with constants; this needs no computed field) */
             outcome(EVENT_MALFORMED);
         } else if (hdr.h.p4ctl.version != P4CTL_VERSION
                    || hdr.h.p4ctl.msg_type < MSG_REQUEST
@@ -143,46 +189,73 @@ control P4ctlIngress(inout tna_headers_t hdr,
             outcome(EVENT_MALFORMED);
         } else if (hdr.h.p4ctl.msg_type == MSG_NACK) {
             /* step 3 */
-            apply_fwd = true;
+            if (meta.d.forward) {
+                send(meta.d.out_port);
+            }
+        } else if (hdr.h.p4ctl.msg_type == MSG_REQUEST
+                   && hdr.carry.nack_release == 0
+                   && hdr.carry.region_held == 0
+                   && hdr.carry.selected == 0) {
+            /* The selection pass (a request's first pass, a spill pass, or
+             * the pass after every region refused): step 6, then the
+             * region is in hdr.region_id, the candidates and whether the
+             * region is a fallback in the carry, and the request
+             * recirculates to its dispatch pass (docs/PIPELINE.md "Passes
+             * per request"). */
+            region_select.apply(hdr.h, meta.d, hdr.carry);
+            if (meta.d.count_fallback == 1) {
+                carry_selection(1);
+            } else {
+                carry_selection(0);
+            }
+            send(RECIRC_PORT);
+            /* the selection pass's counts (only it counts these) */
+            if (meta.d.ev_spill_on == 1) {
+                dispatch_events_spill.count(EVENT_SPILLED);
+            }
+            if (meta.d.ev_fallback_on == 1) {
+                dispatch_events_fallback.count(EVENT_FALLBACK);
+            }
+            if (meta.d.count_fallback == 1) {
+                region_fallback.count(meta.d.nearest[4:0]);
+            }
         } else {
+            /* A dispatch pass (a request whose region, hdr.region_id, is
+             * selected or held; its NACK pass) or a reply: steps 5 and
+             * 7-11, from the stage-0 lookups. */
             bool is_request = hdr.h.p4ctl.msg_type == MSG_REQUEST;
             bool nack_pass = is_request && hdr.carry.nack_release == 1;
             bool valid_reply = false;
             bool local = false;
 
-            /* step 4 */
-            exec_class.apply(hdr.h, meta.d);
-
+            /* Stage 1: the pass's kind. What the chain needs is applied
+             * stage by stage beside these steps (DispatchStage1..3: a
+             * control's tables run in sequence order, dispatch.p4). */
+            dispatch_stage1.apply(hdr.h, meta);
+            rest_t.apply();
+            reply_source.apply(meta.d);
             if (!is_request) {
                 /* step 11: a reply names its region and server */
-                meta.d.region = hdr.h.p4ctl.region_id;
-                meta.d.server = hdr.h.p4ctl.server_id;
                 if (hdr.h.p4ctl.server_id == NO_SERVER) {
-                    apply_fwd = true;  /* a remote region's reply */
+                    /* a remote region's reply */
                     meta.d.probe_reply = true;
-                } else {
+                    if (meta.d.forward) {
+                        send(meta.d.out_port);
+                    }
+                } else if (!meta.d.reply_source_found || hdr.h.ipv4.src_addr != meta.d.reply_addr) {
                     /* only the server's own replies release */
-                    reply_source.apply(meta.d);
-                    if (!meta.d.reply_source_found || hdr.h.ipv4.src_addr != meta.d.reply_addr) {
-                        outcome(EVENT_REPLY_REJECTED);
-                    } else {
-                        valid_reply = true;
+                    outcome(EVENT_REPLY_REJECTED);
+                } else {
+                    /* a valid reply: it releases (steps 9, 11 below) */
+                    valid_reply = true;
+                    outcome(EVENT_REPLY_RELEASED);
+                    meta.d.probe_reply = true;
+                    if (meta.d.forward) {
+                        send(meta.d.out_port);
                     }
                 }
-            } else if (nack_pass || hdr.carry.region_held == 1) {
-                /* steps 5, 10: later passes keep the region */
-                meta.d.region = hdr.h.p4ctl.region_id;
-            } else {
-                /* step 6 */
-                region_select.apply(hdr.h, meta.d, hdr.carry);
-            }
-
-            /* step 7 */
-            next_hop.apply(meta.d);
-            region_bit.apply(meta.d.region, meta.region_bit);
-            rest_t.apply();
-
-            if (is_request && !nack_pass) {
+            } else if (!nack_pass) {
+                /* step 7: the next hop of hdr.region_id */
                 if (meta.d.next_hop == NEXT_HOP_REMOTE) {
                     /* step 8: remote region */
                     hdr.h.ethernet.dst_addr = meta.d.nh_dmac;
@@ -201,27 +274,35 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 }
             }
 
-            /* step 9: the region's capacity — acquired by a request's first
-             * local pass, returned by the NACK pass and by valid replies */
-            bool capacity_refused = false;
+            /* Stage 2. Step 9: the region's capacity — acquired by a
+             * request's first local pass, returned by the NACK pass and by
+             * valid replies; region_full != 0: the acquire was refused */
+            dispatch_stage2.apply(meta);
             if (nack_pass || valid_reply || (local && hdr.carry.region_held == 0)) {
-                capacity.apply(meta.d, hdr.carry, nack_pass || valid_reply, capacity_refused);
+                capacity.apply(hdr.h.p4ctl.region_id, meta.d, hdr.carry, nack_pass || valid_reply, meta.region_full);
             }
+
+            /* Stage 3 on: steps 5, 9 (a refused acquire), 10 (the chain
+             * from stage 4), 11 */
+            dispatch_stage3.apply(meta, hdr.carry);
 
             if (nack_pass) {
                 /* step 5 */
                 rewrite_nack();
                 send(hdr.carry.client_port);
                 outcome(EVENT_NACK);
-            } else if (capacity_refused) {
-                /* spill: retry without the region that refused (rest was
-                 * computed in a stage of its own: a gateway tests a field,
-                 * not an expression of two) */
+            } else if (meta.region_full != 0) {
+                /* spill: select again without the region that refused
+                 * (rest was computed in a stage of its own: a gateway tests
+                 * a field, not an expression of two); the carry keeps the
+                 * site's nearest region */
                 region_set_t rest = meta.rest;
                 hdr.carry.level = 0;
                 hdr.carry.forced = 0;
                 hdr.carry.nack_release = 0;
                 hdr.carry.region_held = 0;
+                hdr.carry.selected = 0;
+                hdr.carry.fallback = 0;
                 if (rest == 0) {
                     hdr.carry.spill = 0;
                     hdr.carry.exhausted = 1;
@@ -229,77 +310,45 @@ control P4ctlIngress(inout tna_headers_t hdr,
                     hdr.carry.spill = 1;
                     hdr.carry.exhausted = 0;
                     hdr.carry.cand = rest;
-                    hdr.carry.nearest = meta.d.nearest;
                 }
-                meta.d.recirculate = true;
+                send(RECIRC_PORT);
                 outcome(EVENT_REGION_FULL);
             } else if (local || valid_reply) {
                 if (local) {
                     hdr.carry.region_held = 1;
                     hdr.carry.spill = 0;
                     hdr.carry.exhausted = 0;
+                    hdr.carry.selected = 0;
+                    hdr.carry.fallback = 0;
                 }
-                /* step 10 (requests), step 11 (replies) */
-                dispatch.apply(hdr.h, meta, hdr.carry, valid_reply);
-                if (valid_reply) {
-                    outcome(EVENT_REPLY_RELEASED);
-                    apply_fwd = true;
-                    meta.d.probe_reply = true;
-                } else if (meta.d.count_bound == 1) {
-                    meta.d.probe_request = true;
-                    /* 10.6 toward the server */
-                    server_endpoint.apply(meta.d);
-                    if (!meta.d.endpoint_found) {
-                        outcome(EVENT_UNREACHABLE);
-                    } else {
-                        hdr.h.ethernet.dst_addr = meta.d.ep_dmac;
-                        hdr.h.ipv4.dst_addr = meta.d.ep_addr;
-                        send(meta.d.ep_port);
-                        hdr.h.udp.checksum = 0;
-                        meta.d.ipv4_rewritten = true;
-                    }
-                }
+                /* step 10 (requests: toward the server or around again),
+                 * step 11 (replies) */
+                dispatch.apply(hdr.h, meta, hdr.carry, valid_reply, ig_dprsr_md, ig_tm_md);
             }
         }
 
         /* latency probes: the request bound or forwarded, the reply */
         if (meta.d.probe_request || meta.d.probe_reply) {
-            latency_probe.apply(hdr.h.p4ctl, meta, meta.d.probe_request, ig_dprsr_md);
+            latency_probe.apply(hdr.h.p4ctl, meta, meta.probe_cell, meta.d.probe_request, ig_dprsr_md);
         }
 
-        if (apply_fwd) {
-            forwarding.apply(hdr.h, meta.d, l2);
-            if (meta.d.forward) {
-                send(meta.d.out_port);
-            }
-        }
-
-        if (meta.d.recirculate) {
-            /* the carry rides through egress and back (egress.p4) */
-            send(RECIRC_PORT);
-        }
-
-        /* one count per counter per pass */
+        /* One count per counter per pass (the selection pass's three are
+         * counted in its branch above). A counter counts the bytes of the
+         * packet as it entered the pass: these three count only in
+         * dispatch passes, which always came around with the carry in
+         * front, so they leave its bytes out and count the request's
+         * frame, as v1model does. */
         if (meta.d.ev_outcome_on == 1) {
             dispatch_events.count(meta.d.ev_outcome);
         }
-        if (meta.d.ev_spill_on == 1) {
-            dispatch_events_spill.count(EVENT_SPILLED);
-        }
-        if (meta.d.ev_fallback_on == 1) {
-            dispatch_events_fallback.count(EVENT_FALLBACK);
-        }
         if (meta.d.ev_cause_on == 1) {
-            dispatch_events_cause.count(meta.d.ev_cause);
+            dispatch_events_cause.count(meta.d.ev_cause, CARRY_BYTES);
         }
         if (meta.d.count_routed == 1) {
-            region_routed.count(meta.d.region[4:0]);
-        }
-        if (meta.d.count_fallback == 1) {
-            region_fallback.count(meta.d.nearest[4:0]);
+            region_routed.count(hdr.h.p4ctl.region_id[4:0], CARRY_BYTES);
         }
         if (meta.d.count_bound == 1) {
-            server_bound.count(meta.d.server[9:0]);
+            server_bound.count(meta.d.server[9:0], CARRY_BYTES);
         }
     }
 }

@@ -1,7 +1,8 @@
 /*
  * p4ctl — the TNA (Tofino 1) program: the same decisions as the v1model
  * program and the Go model (docs/PIPELINE.md; pkg/pipeline holds the
- * names and the dispatch algorithm), in one pass per decision, every
+ * names and the dispatch algorithm), in one pass per decision (a request's
+ * region selection in a pass of its own, README.md "Stages"), every
  * register touched once per pass by a RegisterAction that decides in the
  * stateful ALU. Build: `make p4-tna` (bf-p4c --target tofino --arch tna);
  * outputs, resource report and BUILDINFO in p4src/build/tna/. Design and
@@ -26,6 +27,8 @@
 
 /* Tofino 1, pipe 0 recirculation port. Deployment-specific. */
 #define RECIRC_PORT 68
+/* The size of p4ctl_carry_h, in front of every recirculated packet. */
+#define CARRY_BYTES 16
 
 /* A request's carry rides in front of the Ethernet header from ingress to
  * egress, and on recirculated packets back into ingress (parser.p4). */
@@ -48,37 +51,43 @@ struct credit_pair_t {
 
 struct tna_ingress_metadata_t {
     p4ctl_metadata_t d;
-    /* TNA dispatch temporaries (dispatch.p4) */
-    bit<16>      hash;          /* candidate hash, low 16 bits           */
-    bit<16>      hashed;        /* hash & size_mask                      */
-    bit<16>      offset;        /* hashed & ~3: the group's offset       */
-    server_id_t  group;         /* base + offset                         */
-    bit<8>       group_idx;     /* group >> 2: the cell in every slot    */
-    server_id_t  group_mask;    /* size_mask & ~3                        */
-    server_id_t  group_base;    /* group & ~3: slot k's server is | k    */
-    bit<4>       slots;         /* the slots the chain tries             */
-    bit<1>       chain;         /* jbsq or jiq                           */
-    bit<32>      limit;
-    bit<32>      cap;
-    bit<1>       long_cut;
-    bit<32>      threshold;
-    bit<32>      now_tick;      /* the pool's credit clock               */
-    bit<32>      stale_before;  /* now_tick - CREDIT_TTL_TICKS           */
-    bit<32>      refused0;      /* claim outputs: 0 = taken, else count  */
-    bit<32>      refused1;
-    bit<32>      refused2;
-    bit<32>      refused3;
-    bit<32>      min_refused;
-    bit<32>      level_room;    /* cap |-| min_refused                   */
-    bit<8>       hold_room;     /* max_holds |-| hold_count              */
-    bit<8>       hold_room_long; /* long_max_holds |-| hold_count        */
-    bit<1>       taken;
-    region_set_t region_bit;    /* 1 << region (region_bit)              */
-    region_set_t rest;          /* cand & ~region_bit                    */
-    bit<16>      udp_room;      /* udp.length |-| 23: 0 = too short      */
+    /* dispatch temporaries (dispatch.p4), by the stage that computes them */
+    bit<16>      hash;            /* 0: the candidate hash, low 16 bits     */
+    bit<16>      hash_group;      /* 0: hash & ~3                           */
+    bit<1>       chain;           /* 1: jbsq or jiq (a group), else random  */
+    bit<16>      offset;          /* 1: the candidates' offset in the pool  */
+    bit<32>      limit;           /* 1: pipeline.Pool.Limit                 */
+    bit<8>       hold_room;       /* 1: max_holds |-| hold_count            */
+    bit<8>       hold_room_long;  /* 1: long_max_holds |-| hold_count       */
+    bit<32>      now_tick;        /* 1: the pool's credit clock             */
+    server_id_t  group;           /* 2: base + offset                       */
+    bit<32>      cap;             /* 2: pipeline.Pool.Cap                   */
+    bit<1>       long_cut;        /* 2: bounded preemption lowered the cap  */
+    bit<32>      stale_before;    /* 2: now_tick - CREDIT_TTL_TICKS         */
+    bit<32>      threshold;       /* 3: pipeline.Pool.Threshold             */
+    bit<8>       group_idx;       /* 3: group >> 2: the cell in every slot  */
+    server_id_t  group_base;      /* 3: group & ~3: slot k's server is | k  */
+    bit<4>       slots;           /* 3: the slots the chain tries           */
+    /* 4-7: the chain after slot k: 0 = a slot <= k took the request, else
+     * the refused count of the last slot tried (UNBOUNDED before any) */
+    bit<32>      after_slot0;
+    bit<32>      after_slot1;
+    bit<32>      after_slot2;
+    bit<32>      after_slot3;
+    bit<32>      min_refused01;   /* 6: min(after_slot0, after_slot1)       */
+    bit<32>      min_refused012;  /* 7: min(min_refused01, after_slot2)     */
+    bit<32>      level_room012;   /* 8: cap |-| min_refused012              */
+    bit<32>      level_room3;     /* 8: cap |-| after_slot3                 */
+    bit<32>      next_level012;   /* 8: min_refused012 |+| 1                */
+    bit<32>      next_level3;     /* 8: after_slot3 |+| 1                   */
+    /* ingress.p4, capacity.p4 */
+    region_set_t region_bit;      /* 0: 1 << hdr.region_id (region_bit)     */
+    region_set_t rest;            /* 1: carry.cand & ~region_bit            */
+    bit<32>      region_full;     /* 3: a refused acquire's count; 0 = held */
+    bit<13>      probe_cell;      /* 0: the header's latency_probe cell     */
     /* latency probes (probe.p4) */
-    bit<32>      now;           /* global_tstamp[41:10] (1.024 µs units) */
-    bit<8>       sample_lost;   /* latency_sample digest data            */
+    bit<32>      now;             /* global_tstamp[41:10] (1.024 µs units)  */
+    bit<8>       sample_lost;     /* latency_sample digest data             */
     bit<32>      sample_rtt;
 }
 

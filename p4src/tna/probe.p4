@@ -8,8 +8,8 @@
  * stateful ALU (inputs: the pass clock and request_id). Read by the
  * controller only for inspection. Cell: the pair {sent, request_id}, sent =
  * the pass clock (global_tstamp >> 10, 1.024 µs units) when the request
- * left; 0 = free. Index (pipeline.ProbeIndex): site[5:0] ++ request_id[1:0]
- * ++ region[4:0].
+ * left; 0 = free. idx (pipeline.ProbeIndex: site[5:0] ++ request_id[1:0]
+ * ++ region[4:0] of the header) is computed by ingress.p4 in stage 0.
  *
  * The sample goes to the controller as the latency_sample digest, packed by
  * the ingress deparser when digest_type is DIGEST_LATENCY.
@@ -19,6 +19,7 @@
 
 control LatencyProbe(in p4ctl_h p4h,
                      inout tna_ingress_metadata_t meta,
+                     in bit<13> idx,
                      in bool is_request,
                      inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     @name(".P4ctlIngress.latency_probe")
@@ -49,7 +50,6 @@ control LatencyProbe(in p4ctl_h p4h,
     };
 
     apply {
-        bit<13> idx = p4h.site_id[5:0] ++ p4h.request_id[1:0] ++ p4h.region_id[4:0];
         bit<32> sent;
         if (is_request) {
             sent = probe_take.execute(idx);

@@ -92,6 +92,8 @@ control P4ctlIngress(inout headers_t hdr,
             carry.nearest = 0;
             carry.cand = 0;
         }
+        carry.selected = 0;   /* TNA's selection pass only */
+        carry.fallback = 0;
         carry.pad = 0;
         carry.client_port = meta.client_port;
 
@@ -151,7 +153,7 @@ control P4ctlIngress(inout headers_t hdr,
             }
 
             /* step 7 */
-            next_hop.apply(meta.d);
+            next_hop.apply(meta.d.region, meta.d);
 
             if (is_request && !nack_pass) {
                 if (meta.d.next_hop == NEXT_HOP_REMOTE) {

@@ -122,11 +122,22 @@ func PlanUpdate(installed, next *State) (*UpdatePlan, error) {
 	if len(rest) == 0 {
 		return u, nil
 	}
-	if g.Unchanged || !touchesRouting(rest) || len(withEpoch(iv.Table(pipeline.TableCarbonRank), g.From)) == 0 {
+	if len(withEpoch(iv.Table(pipeline.TableCarbonRank), g.From)) == 0 && !g.Unchanged {
+		// The switch has no active ranking: a switch (re)started empty, or
+		// one whose ranking was deleted. There is no old plan to keep, but
+		// feasibility and next hops without a ranking do route: every
+		// request to its site's nearest region (the fallback). So the new
+		// ranking goes first and everything else after the flip, in table
+		// order (sites and feasibility before next hops, pools and
+		// endpoints): at every write a request is dropped (no next hop,
+		// pool or endpoint yet) or routed as the new plan.
+		u.After = rest
+		return u, nil
+	}
+	if g.Unchanged || !touchesRouting(rest) {
 		// The active ranking is already the new one (new feasibility with
 		// it is the new plan itself); or no table that selects the region
-		// changes (any mix routes as one of the plans); or the switch has no
-		// active ranking (nothing routes yet: there is no old plan to keep).
+		// changes (any mix routes as one of the plans).
 		u.Before = rest
 		return u, nil
 	}

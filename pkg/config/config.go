@@ -325,7 +325,7 @@ type Policy struct {
 }
 
 // Hysteresis configures the hysteretic carbon ranking
-// (regions.Hysteresis, docs/ARCHITECTURE.md decision 40). Unset fields take
+// (regions.Hysteresis, docs/ARCHITECTURE.md decision 42). Unset fields take
 // the defaults of regions.DefaultHysteresis.
 type Hysteresis struct {
 	// MinGain is how much cleaner a region must be to overtake another:

@@ -36,7 +36,7 @@ const (
 // entry per site, C up to regions+1), and what a switch holds on its
 // program (its P4Info). compiler.Compile counts the need exactly and
 // refuses a state that overflows the target's capacity, naming the table,
-// the need and the limit (docs/ARCHITECTURE.md decision 50).
+// the need and the limit (docs/ARCHITECTURE.md decision 47).
 
 type problems struct{ list []Problem }
 

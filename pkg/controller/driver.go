@@ -76,8 +76,26 @@ type DriverOptions struct {
 	OnLatency func(arch pipeline.Arch, s pipeline.LatencySample)
 	// WrapWriter wraps the writer (tests inject faults with it).
 	WrapWriter func(Writer) Writer
-	Log        *slog.Logger
-	Metrics    *Metrics
+	// OnSync, when set, is called as each push starts (before anything is
+	// written) and when it ends: observers that judge the switch's traffic
+	// by the plans it may hold (the soak's misroute checker) follow the
+	// pushes with it. It runs in the pushing goroutine and must not block.
+	OnSync  func(SyncEvent)
+	Log     *slog.Logger
+	Metrics *Metrics
+}
+
+// SyncEvent is one push starting or ending (DriverOptions.OnSync).
+type SyncEvent struct {
+	// Target is the switch's name.
+	Target string
+	// Plan is the plan pushed.
+	Plan *Plan
+	// Done is false when the push starts: from then on the switch may
+	// route as Plan. It is true when the push has ended, with Err nil when
+	// the switch now holds exactly Plan.
+	Done bool
+	Err  error
 }
 
 // Report describes one push.
@@ -379,7 +397,13 @@ func (d *Driver) fits(tr *Translator, st *compiler.State) error {
 // primary returns ErrNotPrimary without writing. On any error the cache is
 // dropped, so the next Sync starts from what the switch really holds.
 func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
+	if d.opts.OnSync != nil {
+		d.opts.OnSync(SyncEvent{Target: d.target.Name, Plan: p})
+	}
 	rep, err := d.sync(ctx, p)
+	if d.opts.OnSync != nil {
+		d.opts.OnSync(SyncEvent{Target: d.target.Name, Plan: p, Done: true, Err: err})
+	}
 	d.opts.Metrics.observePush(d.target.Name, rep, err)
 	d.mu.Lock()
 	d.lastErr = err
@@ -692,6 +716,17 @@ func (d *Driver) Run(ctx context.Context) error {
 	d.resync = true
 	d.mu.Unlock()
 	client := d.Client()
+	// The arbitration of Connect queued its state changes; the state read
+	// below and the resync above already cover them. Handled again after
+	// the first push, they would resync a second time, and a drift a
+	// verification should find and count would be repaired unnoticed.
+	for drained := false; !drained; {
+		select {
+		case <-client.StateChanges():
+		default:
+			drained = true
+		}
+	}
 	d.onState(ctx, client.State())
 	for {
 		if client.State().Primary && d.needsSync() && !time.Now().Before(blockedUntil) {

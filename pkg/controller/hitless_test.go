@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/routecheck"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 var start = time.Date(2022, 1, 10, 0, 0, 0, 0, time.UTC)
@@ -77,17 +79,19 @@ func TestNoMisroutesDuring1000Updates(t *testing.T) {
 	r := newRig(t, cfg)
 	d, _ := r.driver(t, 1, controller.DriverOptions{Grace: 20 * time.Microsecond})
 	ctx := ctxT(t)
+	// The checker (internal/routecheck) allows the plans the switch may be
+	// in: the last one pushed, and one whose update has begun.
+	ck := routecheck.New()
+	ck.Begin(ps[0])
 	if _, err := d.Sync(ctx, ps[0]); err != nil {
 		t.Fatal(err)
 	}
-	// lo..hi are the plans the switch may be in: hi is raised before an
-	// update starts, lo after it ends.
-	var lo, hi atomic.Int64
+	ck.End(ps[0])
 	var stop atomic.Bool
 	type miss struct {
 		site, sla int
 		got       uint8
-		lo, hi    int64
+		want      []regions.Index
 	}
 	var (
 		sent, during atomic.Int64
@@ -95,59 +99,42 @@ func TestNoMisroutesDuring1000Updates(t *testing.T) {
 		misses       []miss
 		wg           sync.WaitGroup
 	)
-	decisions := make([]map[[2]int]uint8, hours) // lazily filled by the traffic goroutine only
-	decide := func(p int, site, sla int) uint8 {
-		if decisions[p] == nil {
-			decisions[p] = map[[2]int]uint8{}
-		}
-		k := [2]int{site, sla}
-		v, ok := decisions[p][k]
-		if !ok {
-			v = uint8(ps[p].Decide(site, float64(sla)).Region)
-			decisions[p][k] = v
-		}
-		return v
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for id := uint32(0); !stop.Load(); id++ {
 			site := int(id) % len(cfg.Sites)
 			sla := slas[int(id/2)%len(slas)]
-			l := lo.Load()
+			m := ck.Mark()
 			o, err := demo.Send(r.sw, r.tr.Request(site, id, sla, 0))
-			h := hi.Load()
 			if err != nil {
 				mu.Lock()
-				misses = append(misses, miss{site, int(sla), 255, l, h})
+				misses = append(misses, miss{site, int(sla), 255, nil})
 				mu.Unlock()
 				continue
 			}
 			sent.Add(1)
-			if l != h {
+			v := ck.Check(m, site, sla, regions.Index(o.Header.Region))
+			if v.Plans > 1 {
 				during.Add(1)
 			}
-			ok := false
-			for p := l; p <= h && !ok; p++ {
-				ok = decide(int(p), site, int(sla)) == o.Header.Region
-			}
-			if !ok {
+			if !v.OK {
 				mu.Lock()
-				misses = append(misses, miss{site, int(sla), o.Header.Region, l, h})
+				misses = append(misses, miss{site, int(sla), o.Header.Region, v.Want})
 				mu.Unlock()
 			}
 		}
 	}()
 	flips, safe := 0, 0
 	for i := 1; i < hours; i++ {
-		hi.Store(int64(i))
+		ck.Begin(ps[i])
 		rep, err := d.Sync(ctx, ps[i])
 		if err != nil {
 			stop.Store(true)
 			wg.Wait()
 			t.Fatalf("hour %d: %v", i, err)
 		}
-		lo.Store(int64(i))
+		ck.End(ps[i])
 		if !rep.Unchanged {
 			flips++
 		}
@@ -168,7 +155,7 @@ func TestNoMisroutesDuring1000Updates(t *testing.T) {
 		if i == 10 {
 			break
 		}
-		t.Errorf("misroute: site %d sla %d → region %d, allowed plans %d..%d", m.site, m.sla, m.got, m.lo, m.hi)
+		t.Errorf("misroute: site %d sla %d → region %d, allowed plans decide %v", m.site, m.sla, m.got, m.want)
 	}
 	if len(misses) > 0 {
 		t.Fatalf("%d misroutes", len(misses))
@@ -216,6 +203,20 @@ func TestCheckerCatchesNaiveUpdate(t *testing.T) {
 	r.checkRoutes(ft, cfg, ps[0])
 	if ft.errors == 0 {
 		t.Fatal("a switch without a ranking routes like the plan: the misroute check cannot fail")
+	}
+	// The same with the 1000-update test's checker (internal/routecheck).
+	ck := routecheck.New()
+	ck.End(ps[0])
+	bad := 0
+	for site := range cfg.Sites {
+		for _, sla := range slas {
+			if !ck.Check(ck.Mark(), site, sla, regions.Index(r.route(t, site, uint32(sla), sla))).OK {
+				bad++
+			}
+		}
+	}
+	if bad == 0 {
+		t.Fatal("routecheck finds no misroute on a switch without a ranking")
 	}
 }
 

@@ -319,7 +319,7 @@ func (p *Plan) BaselineIntensity() float64 {
 }
 
 // Planner turns schedule hours into plans. With policy.hysteresis it
-// carries the hysteretic ranking from hour to hour (decision 40): each
+// carries the hysteretic ranking from hour to hour (decision 42): each
 // plan steps the state of the hour before; a plan for the same hour again
 // (a re-plan) steps that state again, with the new values; missed hours
 // are caught up from the carbon history; and a planner without a state

@@ -96,7 +96,7 @@ func (g Gain) Beats(challenger, incumbent float64) bool {
 }
 
 // Hysteresis parameterises the hysteretic carbon ranking (docs/ARCHITECTURE.md
-// decision 40): a region overtakes another in the ranking only when it is
+// decision 42): a region overtakes another in the ranking only when it is
 // cleaner by at least MinGain and the region it overtakes has not itself
 // moved up within the last MinHold hours; regions are compared by the mean
 // of the next Horizon hours (1: the current hour only). Feasibility is not
@@ -244,7 +244,7 @@ var ErrHourOrder = errors.New("hysteresis: hours must increase")
 // lower one is cleaner by MinGain and the upper one has held its place
 // MinHold hours — for every feasible set at once: the switch picks the
 // first ranked region of a set, which can change from c to x only when x
-// overtakes c (decision 40).
+// overtakes c (decision 42).
 //
 // Without a state (the first hour), the ranking is by score, ties by index
 // (Rank(nil, pool, score)), and counts as every region's move up: the

@@ -2,7 +2,7 @@
 // (`p4ctl eval stability`): over every hour of a year of carbon data, for
 // the client sites of a controller configuration, it measures per policy
 // and hysteresis setting (regions.Hysteresis, docs/ARCHITECTURE.md
-// decision 40) the carbon saving against the nearest region (policy A),
+// decision 42) the carbon saving against the nearest region (policy A),
 // how often each SLA class's chosen region changes, the share of requests
 // sent to a region that received none of their class in the hour before
 // (a cold-start proxy), SLA violations under sampled latencies, and the
@@ -809,7 +809,7 @@ func notes(cfg *Config, res *Result) []string {
 	n := []string{
 		"Carbon source: " + res.CarbonSource + "; signal: " + res.Signal + ".",
 		fmt.Sprintf("Every hour of %s (%d hours), sites %v, pool of %d regions; saving = (A − policy)/A of the mean carbon intensity of the chosen region per request, classes weighted %v, sites alike.", res.Period, res.Hours, res.Sites, len(res.Pool), res.Mix),
-		"hourly = each hour's carbon ranking (the policy as the paper defines it); hysteresis = " + res.Hysteresis.String() + " on the shared carbon_rank order (docs/ARCHITECTURE.md decision 40); D ranks by a per-site score and A ignores carbon, so they have no hysteresis row.",
+		"hourly = each hour's carbon ranking (the policy as the paper defines it); hysteresis = " + res.Hysteresis.String() + " on the shared carbon_rank order (docs/ARCHITECTURE.md decision 42); D ranks by a per-site score and A ignores carbon, so they have no hysteresis row.",
 		"A change is an hour whose chosen region of a (site, SLA class) differs from the hour before; changes per day are summed over sites and classes.",
 		"Cold share: requests sent to a region that received none of their class (from any site) in the hour before, a proxy for cold starts (the keep-alive of serverless platforms is minutes, so every such request meets a cold instance).",
 		fmt.Sprintf("Violations: %d requests per site and hour with classes drawn by the mix and RTTs from the latency model (%s); exact = their expectation.", cfg.RequestsPerHour, res.LatencyModel),

@@ -19,10 +19,16 @@
 //  4. Stop kills the switch and runs `ip netns del`, which also removes the
 //     veth pairs.
 //
+// The same harness runs p4ctl's embedded switch in BMv2's place
+// (Config.P4ctl: `p4ctl switch --no-p4 --device-id 1 -i 0@sw0 ...
+// --grpc-addr 127.0.0.1:9559`, its data-plane ports on the same veths), so
+// that tests drive both targets through real interfaces the same way.
+//
 // Requirements: Linux, root (CAP_NET_ADMIN and CAP_SYS_ADMIN for netns),
 // iproute2, and simple_switch_grpc built with PI (P4Runtime), named by
-// P4CTL_BMV2 or found on PATH. Require skips a test with the reason when
-// one is missing. The bmv2-tests/ directory reuses this package.
+// P4CTL_BMV2 or found on PATH (or a p4ctl binary). Require (RequireNetNS
+// for the embedded switch) skips a test with the reason when one is
+// missing. The bmv2-tests/ directory reuses this package.
 package bmv2harness
 
 import (
@@ -55,16 +61,19 @@ const EnvBinary = "P4CTL_BMV2"
 // ports, device id 1, P4Runtime on 127.0.0.1:9559 inside the namespace.
 type Config struct {
 	Binary   string   // simple_switch_grpc; default: Find()
+	P4ctl    string   // a p4ctl binary: start its embedded switch instead of BMv2 (Binary unused)
 	DeviceID uint64   // default 1
 	GRPCPort int      // P4Runtime port inside the namespace; default 9559
 	Ports    int      // number of switch ports (veth pairs); default 2
 	PortIDs  []int    // explicit switch port numbers (overrides Ports); Hosts follow their order
 	CPUPort  int      // --cpu-port for PacketIn/PacketOut; 0 = none
 	LogDir   string   // where the switch log goes; default a new temp dir
+	NoLog    bool     // BMv2 without --log-file (its fastest; only stdout is kept)
 	Extra    []string // extra simple_switch_grpc options (before "--")
 }
 
-// Switch is a running simple_switch_grpc in its own network namespace.
+// Switch is a running simple_switch_grpc (or p4ctl switch) in its own
+// network namespace.
 type Switch struct {
 	NetNS    string   // namespace name
 	Addr     string   // P4Runtime address inside NetNS
@@ -73,10 +82,11 @@ type Switch struct {
 	Log      string   // switch log file
 	LogDir   string
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	exitErr error
-	stop    sync.Once
+	embedded bool // p4ctl's embedded switch, not BMv2
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	exitErr  error
+	stop     sync.Once
 }
 
 // Find returns the simple_switch_grpc binary: $P4CTL_BMV2, else PATH.
@@ -99,6 +109,12 @@ func Check() error {
 	if _, err := Find(); err != nil {
 		return err
 	}
+	return CheckNetNS()
+}
+
+// CheckNetNS reports why the harness cannot create network namespaces
+// here (nil when it can): all the embedded switch needs.
+func CheckNetNS() error {
 	if os.Geteuid() != 0 {
 		return errors.New("network namespaces need root")
 	}
@@ -116,6 +132,15 @@ func Require(t testing.TB) {
 	}
 }
 
+// RequireNetNS skips t with the reason when the harness cannot create
+// network namespaces here (the embedded switch's requirement).
+func RequireNetNS(t testing.TB) {
+	t.Helper()
+	if err := CheckNetNS(); err != nil {
+		t.Skipf("cannot run a switch in a network namespace: %v", err)
+	}
+}
+
 func ip(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
 	if err != nil {
@@ -127,7 +152,7 @@ func ip(ctx context.Context, args ...string) error {
 // Start creates the namespace, starts the switch with no pipeline
 // (--no-p4) and waits until its P4Runtime server answers.
 func Start(ctx context.Context, cfg Config) (*Switch, error) {
-	if cfg.Binary == "" {
+	if cfg.Binary == "" && cfg.P4ctl == "" {
 		b, err := Find()
 		if err != nil {
 			return nil, err
@@ -156,6 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		DeviceID: cfg.DeviceID,
 		Log:      filepath.Join(cfg.LogDir, "bmv2.log"),
 		LogDir:   cfg.LogDir,
+		embedded: cfg.P4ctl != "",
 		exited:   make(chan struct{}),
 	}
 	if err := ip(ctx, "netns", "add", s.NetNS); err != nil {
@@ -170,8 +196,20 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	}
 	args := []string{"netns", "exec", s.NetNS, cfg.Binary, "--no-p4",
 		"--device-id", strconv.FormatUint(cfg.DeviceID, 10),
-		"--log-file", strings.TrimSuffix(s.Log, ".log"), "--log-flush", "--log-level", "info",
 		"--notifications-addr", "ipc://" + filepath.Join(cfg.LogDir, "notifications.ipc")}
+	if cfg.NoLog {
+		s.Log = filepath.Join(cfg.LogDir, "stdout.log")
+	} else {
+		args = append(args, "--log-file", strings.TrimSuffix(s.Log, ".log"), "--log-flush", "--log-level", "info")
+	}
+	if cfg.P4ctl != "" {
+		s.Log = filepath.Join(cfg.LogDir, "stdout.log") // the embedded switch logs to stderr
+		args = []string{"netns", "exec", s.NetNS, cfg.P4ctl, "switch", "--no-p4",
+			"--device-id", strconv.FormatUint(cfg.DeviceID, 10), "--grpc-addr", s.Addr}
+		if cfg.CPUPort != 0 {
+			args = append(args, "--cpu-port", strconv.Itoa(cfg.CPUPort))
+		}
+	}
 	ids := cfg.PortIDs
 	if len(ids) == 0 {
 		for i := range cfg.Ports {
@@ -192,9 +230,11 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		args = append(args, "-i", fmt.Sprintf("%d@%s", i, sw))
 	}
 	args = append(args, cfg.Extra...)
-	args = append(args, "--", "--grpc-server-addr", s.Addr)
-	if cfg.CPUPort != 0 {
-		args = append(args, "--cpu-port", strconv.Itoa(cfg.CPUPort))
+	if cfg.P4ctl == "" {
+		args = append(args, "--", "--grpc-server-addr", s.Addr)
+		if cfg.CPUPort != 0 {
+			args = append(args, "--cpu-port", strconv.Itoa(cfg.CPUPort))
+		}
 	}
 	out, err := os.Create(filepath.Join(cfg.LogDir, "stdout.log"))
 	if err != nil {
@@ -205,7 +245,7 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		out.Close()
-		return fail(fmt.Errorf("start simple_switch_grpc: %w", err))
+		return fail(fmt.Errorf("start %s: %w", s.program(), err))
 	}
 	go func() {
 		s.exitErr = s.cmd.Wait()
@@ -226,9 +266,9 @@ func (s *Switch) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("simple_switch_grpc exited (%w): %s", s.exitErr, s.tail())
+			return fmt.Errorf("%s exited (%w): %s", s.program(), s.exitErr, s.tail())
 		case <-ctx.Done():
-			return fmt.Errorf("simple_switch_grpc not answering on %s in %s: %w: %s", s.Addr, s.NetNS, last, s.tail())
+			return fmt.Errorf("%s not answering on %s in %s: %w: %s", s.program(), s.Addr, s.NetNS, last, s.tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 		c, err := s.Client(p4rt.WithCallTimeout(time.Second))
@@ -243,9 +283,21 @@ func (s *Switch) waitReady(ctx context.Context) error {
 	}
 }
 
+// program names the switch program in errors.
+func (s *Switch) program() string {
+	if s.embedded {
+		return "p4ctl switch"
+	}
+	return "simple_switch_grpc"
+}
+
 func (s *Switch) tail() string {
 	var b []byte
-	for _, f := range []string{filepath.Join(s.LogDir, "stdout.log"), s.Log} {
+	files := []string{filepath.Join(s.LogDir, "stdout.log")}
+	if s.Log != files[0] {
+		files = append(files, s.Log)
+	}
+	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		b = append(b, data...)
 	}
@@ -290,6 +342,14 @@ func (s *Switch) Command(ctx context.Context, name string, args ...string) *exec
 	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", s.NetNS, name}, args...)...)
 }
 
+// Pid is the switch process's id (0 before it started).
+func (s *Switch) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Alive reports whether the switch process is still running.
 func (s *Switch) Alive() bool {
 	select {
@@ -325,7 +385,11 @@ func (s *Switch) Stop() error {
 // stops it at cleanup; the log directory is the test's temp dir.
 func StartT(t testing.TB, cfg Config) *Switch {
 	t.Helper()
-	Require(t)
+	if cfg.P4ctl != "" {
+		RequireNetNS(t)
+	} else {
+		Require(t)
+	}
 	if cfg.LogDir == "" {
 		cfg.LogDir = t.TempDir()
 	}

@@ -1,0 +1,174 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/p4ctl/p4ctl/pkg/afpacket"
+	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
+
+// `p4ctl switch -i 1@sw1 -i 2@sw2` on veth pairs in a network namespace of
+// the test's own: a frame sent on h1 is forwarded out of sw2 to h2 as the
+// entries written over P4Runtime say; interrupting the switch closes its
+// packet sockets; a deleted interface stops it with an error naming the
+// port.
+func TestSwitchPorts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("iproute2 (ip) not found")
+	}
+	ns := fmt.Sprintf("p4ctl-swcmd-%d", os.Getpid())
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v %s", args, err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v %s", ns, err, out)
+		}
+	})
+	_ = exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").Run()
+	for _, n := range []string{"1", "2"} {
+		ip("-n", ns, "link", "add", "sw"+n, "type", "veth", "peer", "name", "h"+n)
+		ip("-n", ns, "link", "set", "sw"+n, "up")
+		ip("-n", ns, "link", "set", "h"+n, "up")
+	}
+	// packetSockets counts the packet sockets bound in the namespace.
+	packetSockets := func() int {
+		out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/packet").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(strings.TrimSpace(string(out)), "\n") // minus the heading line
+	}
+
+	start := func() (net.Addr, chan error, context.CancelFunc, *bytes.Buffer) {
+		ctx, cancel := context.WithCancel(context.Background())
+		addrc := make(chan net.Addr, 1)
+		o := &switchOptions{GRPCAddr: "127.0.0.1:0", DeviceID: 1, CPUPort: 510, Interfaces: []string{"1@sw1", "2@sw2"},
+			netns: ns, ready: func(a net.Addr) { addrc <- a }}
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		errb := &bytes.Buffer{}
+		done := make(chan error, 1)
+		go func() { done <- o.Run(ctx, &streams{Out: &bytes.Buffer{}, Err: errb}) }()
+		select {
+		case a := <-addrc:
+			return a, done, cancel, errb
+		case err := <-done:
+			t.Fatalf("switch exited: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("switch did not start")
+		}
+		return nil, nil, nil, nil
+	}
+	before := packetSockets()
+	addr, done, cancel, errb := start()
+	if !strings.Contains(errb.String(), "ports 1@sw1 2@sw2") {
+		t.Errorf("stderr %q does not list the ports", errb.String())
+	}
+	if n := packetSockets(); n != before+2 {
+		t.Errorf("%d packet sockets in the namespace while the switch runs, want %d", n, before+2)
+	}
+	ctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	c, err := p4rt.Dial(addr.String(), p4rt.WithDeviceID(1), p4rt.WithElectionID(p4rt.Election(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Arbitrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.GetPipeline(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, err := pc.Updates(info.GetP4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 2, 0), 24, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, ups); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := afpacket.OpenIn(ns, "h1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close()
+	h2, err := afpacket.OpenIn(ns, "h2", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	ipl := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 0, 1, 1), DstIP: net.IPv4(10, 0, 2, 9)}
+	udp := &layers.UDP{SrcPort: 40000, DstPort: 53}
+	_ = udp.SetNetworkLayerForChecksum(ipl)
+	sb := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(sb, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		&layers.Ethernet{SrcMAC: pc.MAC(0x020000000101), DstMAC: pc.MAC(pc.SwitchMAC), EthernetType: layers.EthernetTypeIPv4},
+		ipl, udp, gopacket.Payload("x")); err != nil {
+		t.Fatal(err)
+	}
+	frame := sb.Bytes()
+	if err := h1.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	var got []byte
+	for deadline := time.Now().Add(5 * time.Second); got == nil && time.Now().Before(deadline); {
+		g, err := h2.Recv(buf)
+		switch {
+		case errors.Is(err, afpacket.ErrWouldBlock):
+			time.Sleep(time.Millisecond) // polling interval of a nonblocking read
+		case err != nil:
+			t.Fatal(err)
+		case len(g) >= 14 && g[12] == 0x08:
+			got = append([]byte(nil), g...)
+		}
+	}
+	if !bytes.Equal(got, frame) {
+		t.Fatalf("h2 received % x, want % x", got, frame)
+	}
+
+	cancel() // Ctrl-C
+	if err := <-done; err != nil {
+		t.Fatalf("interrupted switch: %v", err)
+	}
+	if n := packetSockets(); n != before+2 { // h1 and h2 are the test's
+		t.Errorf("%d packet sockets after the switch stopped, want %d (the test's own)", n, before+2)
+	}
+
+	_, done, cancel, _ = start()
+	defer cancel()
+	ip("-n", ns, "link", "del", "h2")
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the switch did not stop when sw2 disappeared")
+	}
+	if err == nil || !strings.Contains(err.Error(), "port 2@sw2") || !strings.Contains(err.Error(), "disappeared") {
+		t.Fatalf("switch after sw2 was deleted: %v", err)
+	}
+}
