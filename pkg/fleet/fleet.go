@@ -31,6 +31,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/stats"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Options say what to run.
@@ -79,6 +80,13 @@ type Result struct {
 	// first tenth of the hours); GoroutineGrowth likewise.
 	RSSGrowthMB     float64 `json:"rss_growth_after_warmup_mb"`
 	GoroutineGrowth int     `json:"goroutine_growth_after_warmup"`
+	// RSSSlopeMBPer1000h is the least-squares slope of RSS over the
+	// samples after warm-up, MB per 1000 replayed hours: a leak shows as a
+	// slope, where one end-minus-start difference is mostly the garbage
+	// collector's timing. RSSMinMB and RSSMaxMB bound those samples.
+	RSSSlopeMBPer1000h float64 `json:"rss_slope_after_warmup_mb_per_1000h"`
+	RSSMinMB           float64 `json:"rss_after_warmup_min_mb"`
+	RSSMaxMB           float64 `json:"rss_after_warmup_max_mb"`
 	// Clean counts reachable switches whose state equals the final plan
 	// (no insert, modify or delete); Dirty names the others.
 	Clean int      `json:"clean"`
@@ -186,6 +194,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.RSSGrowthMB = res.Samples[n-1].RSSMB - warm.RSSMB
 		res.GoroutineGrowth = res.Samples[n-1].Goroutines - warm.Goroutines
+		res.RSSSlopeMBPer1000h, res.RSSMinMB, res.RSSMaxMB = rssTrend(res.Samples, warm.Hour)
 	}
 	// The final diff of every reachable switch against the last plan, read
 	// by a fresh read-only client (the controller's have closed).
@@ -253,6 +262,26 @@ func rssMB() float64 {
 	return 0
 }
 
+// rssTrend returns the least-squares slope of RSS over the samples from
+// hour from on, in MB per 1000 hours, and their smallest and largest RSS.
+func rssTrend(samples []Sample, from int) (slope, lo, hi float64) {
+	var xs, ys []float64
+	for _, s := range samples {
+		if s.Hour >= from {
+			xs, ys = append(xs, float64(s.Hour)), append(ys, s.RSSMB)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	lo, hi = slices.Min(ys), slices.Max(ys)
+	if len(xs) < 2 || xs[0] == xs[len(xs)-1] {
+		return 0, lo, hi
+	}
+	_, beta := stat.LinearRegression(xs, ys, nil, false)
+	return 1000 * beta, lo, hi
+}
+
 // WriteText renders the result for a person.
 func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -261,8 +290,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%.0f s, %.1f hours/s; fleet-wide update p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d entries per switch)\n",
 		r.Seconds, r.HoursPerSec, r.UpdateP50, r.UpdateP99, r.UpdateMax, r.Entries)
 	if n := len(r.Samples); n > 0 {
-		fmt.Fprintf(&b, "RSS %.0f MB at start, %.0f MB at the end (%+.1f MB after warm-up); goroutines %d → %d (%+d after warm-up)\n",
-			r.Samples[0].RSSMB, r.Samples[n-1].RSSMB, r.RSSGrowthMB, r.Samples[0].Goroutines, r.Samples[n-1].Goroutines, r.GoroutineGrowth)
+		fmt.Fprintf(&b, "RSS %.0f MB at start, %.0f MB at the end (%+.1f MB after warm-up; after warm-up %.0f..%.0f MB, trend %+.2f MB per 1000 h); goroutines %d → %d (%+d after warm-up)\n",
+			r.Samples[0].RSSMB, r.Samples[n-1].RSSMB, r.RSSGrowthMB, r.RSSMinMB, r.RSSMaxMB, r.RSSSlopeMBPer1000h, r.Samples[0].Goroutines, r.Samples[n-1].Goroutines, r.GoroutineGrowth)
 	}
 	fmt.Fprintf(&b, "final diff clean on %d of %d reachable switches", r.Clean, r.Switches)
 	if len(r.Dirty) > 0 {
