@@ -11,8 +11,10 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -84,6 +86,70 @@ type Result struct {
 	Points   []Point   `json:"points"`
 	Targets  []string  `json:"targets"`
 	Generate string    `json:"generated_by"`
+	// Limits is, per (policy, R) and target, the most sites that fit
+	// (SiteLimits computes it from Points).
+	Limits []Limit `json:"limits,omitempty"`
+}
+
+// Limit is the most sites one policy with R regions fits in a target: each
+// table whose need grows with N is fitted as need = a + b·N through the two
+// largest N measured (the needs are linear in N: so many entries per site
+// plus a shared part), and the table that runs out first binds.
+type Limit struct {
+	Policy  string `json:"policy"`
+	Regions int    `json:"regions"`
+	Target  string `json:"target"`
+	// MaxSites is the most sites that fit; Table is the one that binds,
+	// PerSite its entries per site.
+	MaxSites int     `json:"max_sites"`
+	Table    string  `json:"binding_table"`
+	PerSite  float64 `json:"entries_per_site"`
+}
+
+// SiteLimits derives the site limits from the points (at least two N per
+// policy and R; otherwise none).
+func (r *Result) SiteLimits() []Limit {
+	type key struct {
+		policy  string
+		regions int
+	}
+	byKey := map[key][]Point{}
+	var keys []key
+	for _, p := range r.Points {
+		k := key{p.Policy, p.Regions}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], p)
+	}
+	var out []Limit
+	for _, k := range keys {
+		pts := byKey[k]
+		if len(pts) < 2 {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b Point) int { return a.Sites - b.Sites })
+		lo, hi := pts[len(pts)-2], pts[len(pts)-1]
+		for _, capa := range Capacities() {
+			l := Limit{Policy: k.policy, Regions: k.regions, Target: capa.Target, MaxSites: -1}
+			for _, table := range slices.Sorted(maps.Keys(hi.ByTable)) {
+				limit, bounded := capa.Limit(table)
+				b := float64(hi.ByTable[table]-lo.ByTable[table]) / float64(hi.Sites-lo.Sites)
+				if !bounded || b <= 0 {
+					continue
+				}
+				a := float64(hi.ByTable[table]) - b*float64(hi.Sites)
+				n := max(0, int((float64(limit)-a)/b))
+				if l.MaxSites < 0 || n < l.MaxSites {
+					l.MaxSites, l.Table, l.PerSite = n, strings.TrimPrefix(table, pipeline.Control+"."), b
+				}
+			}
+			if l.MaxSites >= 0 {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // Capacities are the targets a state is checked against: the v1model
@@ -146,6 +212,7 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 	}
+	res.Limits = res.SiteLimits()
 	return res, nil
 }
 
@@ -190,7 +257,11 @@ func MeasurePoint(cfg *config.Config, src regions.CarbonSource, policy string, s
 			for _, capa := range Capacities() {
 				var over []string
 				if err := capa.Check(st); err != nil {
-					for _, o := range err.(*compiler.OverflowError).Overflows {
+					var oe *compiler.OverflowError
+					if !errors.As(err, &oe) {
+						return Point{}, fmt.Errorf("check %s: %w", capa.Target, err)
+					}
+					for _, o := range oe.Overflows {
 						over = append(over, strings.TrimPrefix(o.Table, pipeline.Control+"."))
 					}
 				}
@@ -257,6 +328,17 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Sprintf("%.3g", p.CompileMs), fmt.Sprintf("%.0f", p.AllocsPerCompile),
 			fmt.Sprintf("%.1f", p.WritesMean), strconv.Itoa(p.WritesMax), fmt.Sprintf("%d/%d", p.ChangedHours, p.Updates), fits})
 	}
-	return output.WriteTable(w, []string{"policy", "R", "N", "entries", "sla_feasibility", "carbon_rank(2 gen)", "compile_ms", "allocs",
-		"writes/h", "max", "changed", "fits v1model"}, rows)
+	if err := output.WriteTable(w, []string{"policy", "R", "N", "entries", "sla_feasibility", "carbon_rank(2 gen)", "compile_ms", "allocs",
+		"writes/h", "max", "changed", "fits v1model"}, rows); err != nil {
+		return err
+	}
+	if len(r.Limits) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n# most sites that fit (each growing table fitted as a + b·N through the two largest N measured; the first to run out binds)\n")
+	rows = rows[:0]
+	for _, l := range r.Limits {
+		rows = append(rows, []string{l.Policy, strconv.Itoa(l.Regions), l.Target, strconv.Itoa(l.MaxSites), l.Table, fmt.Sprintf("%.2f", l.PerSite)})
+	}
+	return output.WriteTable(w, []string{"policy", "R", "target", "max sites", "binding table", "entries/site"}, rows)
 }

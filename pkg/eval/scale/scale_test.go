@@ -4,9 +4,21 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/configgen"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
 )
+
+func src(t *testing.T) regions.CarbonSource {
+	t.Helper()
+	s, err := regions.NewSynthetic(1, regions.DefaultSyntheticPeriod())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // The shared ranking keeps an hourly update at 2R+1 writes whatever the
 // number of sites; D ranks per site and writes 2R per site more; entries
@@ -45,8 +57,84 @@ func TestMeasureShapes(t *testing.T) {
 			t.Errorf("no timing: %+v", p)
 		}
 	}
+	// The measured limit holds: C with 12 regions fits at 90 % of the
+	// sites it names and overflows at 110 %.
+	checked := false
+	for _, l := range r.Limits {
+		if l.Policy != "C" || l.Regions != 12 || l.Target != v1 {
+			continue
+		}
+		checked = true
+		if l.Table != "sla_feasibility" || l.MaxSites < 100 || l.MaxSites > 400 {
+			t.Fatalf("C, R = 12: limit %+v", l)
+		}
+		for _, c := range []struct {
+			n    int
+			fits bool
+		}{{l.MaxSites * 9 / 10, true}, {l.MaxSites * 11 / 10, false}} {
+			cfg, _, err := configgen.Generate(configgen.Options{Sites: c.n, Regions: 12, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := MeasurePoint(cfg, src(t), "C", time.Date(2022, 1, 10, 0, 0, 0, 0, time.UTC), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fits := len(p.Overflows[v1]) == 0; fits != c.fits {
+				t.Errorf("%d sites (limit %d): fits %v, overflows %v", c.n, l.MaxSites, fits, p.Overflows[v1])
+			}
+		}
+	}
+	if !checked {
+		t.Errorf("no limit for C, R = 12 on %s in %+v", v1, r.Limits)
+	}
 	files, err := WritePlots(r, filepath.Join(t.TempDir(), "plots"))
 	if err != nil || len(files) != 6 {
 		t.Fatalf("plots %v: %v", files, err)
+	}
+}
+
+// The site limit is the first growing table to run out, fitted through the
+// two largest N; tables that do not grow with N never bind.
+func TestSiteLimits(t *testing.T) {
+	feas, rank, site := pipeline.TableSLAFeasibility, pipeline.TableCarbonRank, pipeline.TableClientSite
+	pt := func(policy string, n int, need map[string]int) Point {
+		return Point{Policy: policy, Regions: 12, Sites: n, ByTable: need}
+	}
+	r := &Result{Points: []Point{
+		// C: 13 feasibility entries per site, a shared ranking of 24.
+		pt("C", 10, map[string]int{feas: 130, rank: 24, site: 10}),
+		pt("C", 100, map[string]int{feas: 1300, rank: 24, site: 100}),
+		pt("C", 200, map[string]int{feas: 2600, rank: 24, site: 200}),
+		// D: one feasibility entry and 2 × 12 ranking entries per site.
+		pt("D", 100, map[string]int{feas: 100, rank: 24 + 2400, site: 100}),
+		pt("D", 200, map[string]int{feas: 200, rank: 24 + 4800, site: 200}),
+		// A lone point has no slope.
+		pt("A", 100, map[string]int{feas: 100, site: 100}),
+	}}
+	v1 := Capacities()[0].Target
+	got := map[string]Limit{}
+	for _, l := range r.SiteLimits() {
+		if l.Target == v1 {
+			got[l.Policy] = l
+		}
+	}
+	cases := []struct {
+		policy  string
+		max     int
+		table   string
+		perSite float64
+	}{
+		{"C", 4096 / 13, "sla_feasibility", 13},
+		{"D", (4096 - 24) / 24, "carbon_rank", 24},
+	}
+	for _, c := range cases {
+		l, ok := got[c.policy]
+		if !ok || l.MaxSites != c.max || l.Table != c.table || l.PerSite != c.perSite {
+			t.Errorf("%s: limit %+v, want %d sites bound by %s at %.0f per site", c.policy, l, c.max, c.table, c.perSite)
+		}
+	}
+	if l, ok := got["A"]; ok {
+		t.Errorf("A from one point: %+v, want no limit", l)
 	}
 }
