@@ -111,6 +111,8 @@ func TestParseRejects(t *testing.T) {
 		want     string // substring of the message
 	}{
 		{"unknown region", "  - id: eu-west-1\n", "  - id: eu-west-9\n", "id: eu-west-9", "regions[1].id: unknown region \"eu-west-9\""},
+		{"target site unknown", "    election_id: 1\n", "    election_id: 1\n    sites: [mumbai, pune]\n", "sites: [mumbai, pune]", "targets[0].sites[1]: unknown site \"pune\""},
+		{"target site twice", "    election_id: 1\n", "    election_id: 1\n    sites: [mumbai, other, mumbai]\n", "sites: [mumbai, other, mumbai]", "targets[0].sites[2]: duplicate site \"mumbai\" (also targets[0].sites[0])"},
 		{"duplicate region", "  - id: eu-west-1\n", "  - id: ap-south-1\n", "  - id: ap-south-1\n    next_hop", "duplicate region \"ap-south-1\""},
 		{"wrong index", "    index: 0\n", "    index: 5\n", "index: 5", "regions[0].index: ap-south-1 has catalog index 0, not 5"},
 		{"index out of range", "    index: 0\n", "    index: 32\n", "index: 32", "out of range 0..31"},
@@ -176,7 +178,7 @@ func TestParseRejects(t *testing.T) {
 		{"credentials in url", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  url: https://me:secret@example.org", "url: https", "carbon.url: want http(s)://host[/path] without credentials"},
 		{"bad grpc addr", "grpc_addr: 127.0.0.1:9559", "grpc_addr: localhost", "grpc_addr: localhost", "want host:port"},
 		{"election id zero", "election_id: 1", "election_id: 0", "election_id: 0", "must be ≥ 1"},
-		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: arch, device_id, election_id, grpc_addr, name, tls)"},
+		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: arch, device_id, election_id, grpc_addr, name, sites, tls)"},
 		{"wrong type", "    device_id: 1\n", "    device_id: one\n", "device_id: one", "want a non-negative integer, got \"one\""},
 		{"yaml 1.1 boolean", "  - name: other\n", "  - name: no\n", "name: no", "unquoted \"no\" reads as a boolean"},
 		{"hex integer", "    id: 2\n", "    id: 0x2\n", "id: 0x2", "want a decimal integer"},

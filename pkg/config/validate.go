@@ -115,6 +115,31 @@ func (c *Config) validateTargets(p *problems) {
 		if _, err := pipeline.ParseArch(t.Arch); err != nil {
 			p.add(path+".arch", "%v", err)
 		}
+		c.validateTargetSites(p, path, t.Sites)
+	}
+}
+
+// validateTargetSites checks a target's site list: configured names, each
+// once.
+func (c *Config) validateTargetSites(p *problems, path string, sites []string) {
+	if len(sites) == 0 {
+		return
+	}
+	known := make(map[string]bool, len(c.Sites))
+	for _, s := range c.Sites {
+		known[s.Name] = true
+	}
+	seen := make(map[string]int, len(sites))
+	for k, name := range sites {
+		at := idx(path+".sites", k)
+		if j, dup := seen[name]; dup {
+			p.add(at, "duplicate site %q (also %s)", name, idx(path+".sites", j))
+			continue
+		}
+		seen[name] = k
+		if !known[name] {
+			p.add(at, "unknown site %q (not in sites:)", name)
+		}
 	}
 }
 

@@ -49,6 +49,13 @@ type Options struct {
 	Switches int    // targets, 0..MaxSwitches (0: none, for plan-only use)
 	Policy   string // default C
 	Seed     uint64 // default 1; the same seed gives the same file
+	// Partition gives each switch the sites it serves (targets[].sites),
+	// as edge switches see the clients of their own location: switches
+	// are placed in the metros in proportion to the sites there, a
+	// metro's sites are dealt among its switches in turn, and the sites
+	// of a metro without a switch go to the nearest metro with one.
+	// Without it every switch holds every site.
+	Partition bool
 	// Model, when set, replaces PaperModel's fit.
 	Model *geo.Model
 }
@@ -68,6 +75,9 @@ type Report struct {
 	// ColdRegions are the regions generated sites have a cold-start
 	// latency for (those the paper measured from Mumbai).
 	ColdRegions []string `json:"cold_regions"`
+	// SitesPerSwitch is the fewest and most sites a switch serves when
+	// the sites are partitioned (Options.Partition); zero otherwise.
+	SitesPerSwitch [2]int `json:"sites_per_switch,omitzero"`
 }
 
 // PaperModel fits the geographic latency model (pkg/geo) to the paper's
@@ -109,6 +119,8 @@ func Generate(o Options) (*config.Config, Report, error) {
 		return nil, Report{}, fmt.Errorf("configgen: %d regions: want 1..%d (the catalog)", o.Regions, regions.NumRegions)
 	case o.Switches < 0 || o.Switches > MaxSwitches:
 		return nil, Report{}, fmt.Errorf("configgen: %d switches: want 0..%d", o.Switches, MaxSwitches)
+	case o.Partition && o.Switches > o.Sites:
+		return nil, Report{}, fmt.Errorf("configgen: partitioning %d sites among %d switches: every switch needs a site", o.Sites, o.Switches)
 	}
 	policy, ok := config.CanonicalPolicy(o.Policy)
 	if !ok {
@@ -178,12 +190,68 @@ func Generate(o Options) (*config.Config, Report, error) {
 		}
 	}
 	rep.Metros = used
+	if o.Partition && o.Switches > 0 {
+		partition(cfg, counts, share(o.Switches))
+		rep.SitesPerSwitch = [2]int{len(cfg.Targets[0].Sites), 0}
+		for _, t := range cfg.Targets {
+			rep.SitesPerSwitch[0] = min(rep.SitesPerSwitch[0], len(t.Sites))
+			rep.SitesPerSwitch[1] = max(rep.SitesPerSwitch[1], len(t.Sites))
+		}
+	}
 	cfg.SLAClasses = []config.SLAClass{{Name: "interactive", MS: 300, Share: 0.2}, {Name: "fast", MS: 500, Share: 0.3},
 		{Name: "standard", MS: 800, Share: 0.2}, {Name: "relaxed", MS: 1000, Share: 0.2}, {Name: "batch", MS: 3000, Share: 0.1}}
 	if err := cfg.Validate(); err != nil {
 		return nil, Report{}, fmt.Errorf("configgen: generated an invalid configuration (a bug): %w", err)
 	}
 	return cfg, rep, nil
+}
+
+// partition deals the sites (generated metro by metro, sitesPer[m] of
+// metro m, in order) among the targets (switchesPer[m] placed in metro m,
+// in order): each metro's sites round-robin among its switches, or among
+// those of the nearest metro that has some.
+func partition(cfg *config.Config, sitesPer, switchesPer []int) {
+	first := make([]int, len(metros)) // the index of metro m's first switch
+	next := 0
+	for m, n := range switchesPer {
+		first[m] = next
+		next += n
+	}
+	turn := make([]int, len(metros)) // the next switch, per serving metro
+	site := 0
+	for m, n := range sitesPer {
+		host := m
+		if switchesPer[m] == 0 {
+			best := -1.0
+			for h, k := range switchesPer {
+				if d := geo.DistanceKm(metros[m].at, metros[h].at); k > 0 && (best < 0 || d < best) {
+					host, best = h, d
+				}
+			}
+		}
+		for range n {
+			t := &cfg.Targets[first[host]+turn[host]%switchesPer[host]]
+			turn[host]++
+			t.Sites = append(t.Sites, cfg.Sites[site].Name)
+			site++
+		}
+	}
+	// Rounding can leave a switch without sites (an empty list would mean
+	// every site): it takes the last site of the switch that has the most.
+	for i := range cfg.Targets {
+		if len(cfg.Targets[i].Sites) > 0 {
+			continue
+		}
+		most := 0
+		for j := range cfg.Targets {
+			if len(cfg.Targets[j].Sites) > len(cfg.Targets[most].Sites) {
+				most = j
+			}
+		}
+		from := &cfg.Targets[most]
+		cfg.Targets[i].Sites = []string{from.Sites[len(from.Sites)-1]}
+		from.Sites = from.Sites[:len(from.Sites)-1]
+	}
 }
 
 // share divides n sites among the metros in proportion to their weights

@@ -33,6 +33,7 @@ func TestGenerateRoundTrip(t *testing.T) {
 	for _, o := range []Options{
 		{Sites: 10, Regions: 5, Switches: 3},
 		{Sites: 300, Regions: 32, Switches: 0, Policy: "D", Seed: 9},
+		{Sites: 200, Regions: 12, Switches: 7, Partition: true},
 	} {
 		cfg, rep, err := Generate(o)
 		if err != nil {
@@ -120,6 +121,7 @@ func TestGenerateRefuses(t *testing.T) {
 		"33 regions":      {Sites: 1, Regions: 33},
 		"negative fleet":  {Sites: 1, Regions: 5, Switches: -1},
 		"unknown policy":  {Sites: 1, Regions: 5, Policy: "Z"},
+		"a switch idle":   {Sites: 3, Regions: 5, Switches: 4, Partition: true},
 		"stateful policy": {Sites: 1, Regions: 5, Policy: "C+warm"},
 	} {
 		if _, _, err := Generate(o); err == nil {
@@ -141,5 +143,49 @@ func TestShare(t *testing.T) {
 	}
 	if s := share(1); s[0] != 1 {
 		t.Errorf("one site goes to %v, want the largest metro", s)
+	}
+}
+
+// Partitioned, every site is served by exactly one switch and every switch
+// serves some: a metro's sites stay on its own switches (or, without one,
+// the nearest metro's), so most switches serve a single metro.
+func TestPartition(t *testing.T) {
+	for _, o := range []Options{
+		{Sites: 10000, Regions: 5, Switches: 200, Partition: true},
+		{Sites: 500, Regions: 5, Switches: 3, Partition: true},
+		{Sites: 80, Regions: 5, Switches: 80, Partition: true},
+	} {
+		cfg, rep, err := Generate(o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		servedBy := map[string]string{}
+		single := 0
+		for _, tg := range cfg.Targets {
+			if len(tg.Sites) == 0 {
+				t.Errorf("%+v: %s serves no site (that would mean every site)", o, tg.Name)
+			}
+			cities := map[string]bool{}
+			for _, s := range tg.Sites {
+				if other, dup := servedBy[s]; dup {
+					t.Errorf("%+v: site %s on %s and %s", o, s, other, tg.Name)
+				}
+				servedBy[s] = tg.Name
+				cities[strings.Split(s, "-")[2]] = true
+			}
+			if len(cities) == 1 {
+				single++
+			}
+		}
+		if len(servedBy) != o.Sites {
+			t.Errorf("%+v: %d of %d sites served", o, len(servedBy), o.Sites)
+		}
+		if o.Switches >= 70 && single < o.Switches/2 {
+			t.Errorf("%+v: only %d of %d switches serve one metro", o, single, o.Switches)
+		}
+		lo, hi := rep.SitesPerSwitch[0], rep.SitesPerSwitch[1]
+		if lo < 1 || hi < lo || hi > o.Sites {
+			t.Errorf("%+v: %d..%d sites per switch", o, lo, hi)
+		}
 	}
 }

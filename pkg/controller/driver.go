@@ -42,6 +42,10 @@ type Target struct {
 	// one: checked at every connection and every read-back of the switch.
 	// Without a cookie it is pushed with PipelineCookie's.
 	Pipeline *p4v1.ForwardingPipelineConfig
+	// Sites, when set, are the sites this switch serves (config
+	// targets[].sites): its state is the plan compiled for them alone
+	// (Plan.CompileSites). Empty: every site.
+	Sites []string
 }
 
 // DriverOptions configure a Driver.
@@ -366,7 +370,7 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *comp
 			return nil, nil, err
 		}
 	}
-	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -451,7 +455,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
 		}
 	}
-	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
 		return rep, err
 	}
@@ -494,7 +498,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	// others) — or, when the ranking was unchanged, next under the kept
 	// epoch.
 	if u.Unchanged && u.To != next.ActiveEpoch() {
-		if next, err = p.Compile(u.To); err != nil {
+		if next, err = p.CompileSites(d.target.Sites, u.To); err != nil {
 			return rep, nil // the cache stays empty: read back next time
 		}
 	}
@@ -578,7 +582,7 @@ func (d *Driver) Drift(ctx context.Context, p *Plan) (compiler.Changes, *compile
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
-	want, err := p.Compile(cur.ActiveEpoch())
+	want, err := p.CompileSites(d.target.Sites, cur.ActiveEpoch())
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
