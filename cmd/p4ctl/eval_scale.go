@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/configgen"
 	"github.com/p4ctl/p4ctl/pkg/eval/scale"
 	"github.com/p4ctl/p4ctl/pkg/output"
 )
@@ -14,6 +15,7 @@ type evalScaleOptions struct {
 	sites, regions []int
 	policies       []string
 	hours          int
+	switches       int
 	seed           uint64
 	outDir         string
 	noPlots, quick bool
@@ -34,8 +36,12 @@ hitless hourly update (mean, largest, hours that wrote anything) and the
 median compile time and allocations; plots of the curves go to --out-dir.
 Timings are one process on this machine (its core count is printed);
 performance claims are the benchmarks (make bench BENCH=BenchmarkScale).
-docs/SCALING.md explains the results. The largest default point (10 000
-sites × 32 regions × 5 policies) takes about a minute.`,
+With --switches S each point with at least S sites is also measured as a
+fleet of S edge switches each serving the sites of its own location
+(p4ctl gen config --partition, targets[].sites): the largest switch's
+entries and whether they fit. docs/SCALING.md explains the results. The
+largest default point (10 000 sites × 32 regions × 5 policies) takes about
+a minute.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -46,6 +52,7 @@ sites × 32 regions × 5 policies) takes about a minute.`,
 	f.IntVar(&o.hours, "hours", 24, "consecutive hours compiled per point (hours − 1 updates), ≥ 2")
 	f.Uint64Var(&o.seed, "seed", 1, "generator seed")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")
+	f.IntVar(&o.switches, "switches", 0, "also measure a fleet of this many edge switches with the sites partitioned among them (targets[].sites): the largest switch's state")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
 	f.BoolVar(&o.quick, "quick", false, "a seconds-long run: N up to 1000, 6 hours (flags given explicitly win)")
 	output.AddFlag(f, &o.format)
@@ -77,6 +84,9 @@ func (o *evalScaleOptions) Validate() error {
 			return usageErrorf("--regions %d: want 1..32", r)
 		}
 	}
+	if o.switches < 0 || o.switches > configgen.MaxSwitches {
+		return usageErrorf("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
+	}
 	if o.hours < 2 {
 		return usageErrorf("--hours %d: an update needs two hours", o.hours)
 	}
@@ -96,7 +106,7 @@ type scaleResult struct {
 func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
 	progress, done := newProgress(s.Err, "eval scale")
 	defer done()
-	res, err := scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Progress: progress})
+	res, err := scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
 	done()
 	if err != nil {
 		return err

@@ -38,7 +38,24 @@ type Options struct {
 	Hours    int       // hourly updates measured per point (default 24)
 	Start    time.Time // first hour (default 2022-01-10T00:00Z, in the offline model's year)
 	Seed     uint64    // generator seed (default 1)
+	// Switches, when > 0, also measures each point as a fleet of that
+	// many edge switches with the sites partitioned among them
+	// (configgen Partition, targets[].sites): the largest switch's state
+	// (Point.PerSwitch). Points with fewer sites than switches skip it.
+	Switches int
 	Progress func(done, total int)
+}
+
+// PerSwitch is a point's state per edge switch when the sites are
+// partitioned among Switches switches: the most sites one serves, the
+// largest need of each table over the switches, and the tables that need
+// overflows in, per target.
+type PerSwitch struct {
+	Switches   int                 `json:"switches"`
+	MaxSites   int                 `json:"max_sites"`
+	MaxEntries int                 `json:"max_entries"`
+	MaxNeed    map[string]int      `json:"max_need_by_table"`
+	Overflows  map[string][]string `json:"overflows"`
 }
 
 // DefaultSites, DefaultRegions and DefaultPolicies are the issue's grid.
@@ -73,6 +90,8 @@ type Point struct {
 	Updates      int     `json:"updates"`
 	// SiteRankings is how many sites carry their own ranking (D; ties).
 	SiteRankings int `json:"site_rankings"`
+	// PerSwitch is the partitioned fleet's largest switch (Options.Switches).
+	PerSwitch *PerSwitch `json:"per_switch,omitempty"`
 }
 
 // Result is a whole measurement.
@@ -204,6 +223,15 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 				if err != nil {
 					return nil, fmt.Errorf("scale: N=%d R=%d %s: %w", n, r, pol, err)
 				}
+				if o.Switches > 0 && n >= o.Switches {
+					part, _, err := configgen.Generate(configgen.Options{Sites: n, Regions: r, Seed: o.Seed, Switches: o.Switches, Partition: true})
+					if err != nil {
+						return nil, err
+					}
+					if p.PerSwitch, err = MeasurePerSwitch(part, src, pol, o.Start); err != nil {
+						return nil, fmt.Errorf("scale: N=%d R=%d %s per switch: %w", n, r, pol, err)
+					}
+				}
 				res.Points = append(res.Points, p)
 				done++
 				if o.Progress != nil {
@@ -214,6 +242,54 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Limits = res.SiteLimits()
 	return res, nil
+}
+
+// MeasurePerSwitch compiles start's hour under policy for every target of
+// cfg, each with its own sites (targets[].sites), without table limits,
+// and returns the largest switch's state and what it overflows.
+func MeasurePerSwitch(cfg *config.Config, src regions.CarbonSource, policy string, start time.Time) (*PerSwitch, error) {
+	pol, err := regions.ParsePolicy(policy)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compiler.Snapshot(cfg, src, start)
+	if err != nil {
+		return nil, err
+	}
+	ps := &PerSwitch{Switches: len(cfg.Targets), MaxNeed: map[string]int{}, Overflows: map[string][]string{}}
+	un := compiler.Unbounded()
+	for _, t := range cfg.Targets {
+		sub := cfg
+		if len(t.Sites) > 0 {
+			if sub, _, err = cfg.WithSites(t.Sites); err != nil {
+				return nil, fmt.Errorf("target %s: %w", t.Name, err)
+			}
+		}
+		in, err := compiler.NewInput(sub, c, 1)
+		if err != nil {
+			return nil, err
+		}
+		in.Policy, in.Capacity = pol, &un
+		st, err := compiler.Compile(in)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		ps.MaxSites = max(ps.MaxSites, len(sub.Sites))
+		ps.MaxEntries = max(ps.MaxEntries, len(st.Entries))
+		for table, n := range compiler.Need(st) {
+			ps.MaxNeed[table] = max(ps.MaxNeed[table], n)
+		}
+	}
+	for _, capa := range Capacities() {
+		var over []string
+		for _, table := range slices.Sorted(maps.Keys(ps.MaxNeed)) {
+			if lim, ok := capa.Limit(table); ok && ps.MaxNeed[table] > lim {
+				over = append(over, strings.TrimPrefix(table, pipeline.Control+"."))
+			}
+		}
+		ps.Overflows[capa.Target] = over
+	}
+	return ps, nil
 }
 
 // MeasurePoint compiles cfg under policy for hours consecutive hours from
@@ -335,10 +411,37 @@ func (r *Result) WriteText(w io.Writer) error {
 	if len(r.Limits) == 0 {
 		return nil
 	}
+	if err := r.writePerSwitch(w); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\n# most sites that fit (each growing table fitted as a + b·N through the two largest N measured; the first to run out binds)\n")
 	rows = rows[:0]
 	for _, l := range r.Limits {
 		rows = append(rows, []string{l.Policy, strconv.Itoa(l.Regions), l.Target, strconv.Itoa(l.MaxSites), l.Table, fmt.Sprintf("%.2f", l.PerSite)})
 	}
 	return output.WriteTable(w, []string{"policy", "R", "target", "max sites", "binding table", "entries/site"}, rows)
+}
+
+// writePerSwitch renders the partitioned fleet's largest switch per point,
+// when measured.
+func (r *Result) writePerSwitch(w io.Writer) error {
+	var rows [][]string
+	v1 := compiler.ProgramCapacity(pipeline.V1Model).Target
+	for _, p := range r.Points {
+		ps := p.PerSwitch
+		if ps == nil {
+			continue
+		}
+		fits := "yes"
+		if o := ps.Overflows[v1]; len(o) > 0 {
+			fits = "no: " + strings.Join(o, ",")
+		}
+		rows = append(rows, []string{p.Policy, strconv.Itoa(p.Regions), strconv.Itoa(p.Sites), strconv.Itoa(ps.Switches), strconv.Itoa(ps.MaxSites),
+			strconv.Itoa(ps.MaxEntries), strconv.Itoa(ps.MaxNeed[pipeline.TableSLAFeasibility]), strconv.Itoa(ps.MaxNeed[pipeline.TableCarbonRank]), fits})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n# sites partitioned among edge switches (targets[].sites): the largest switch\n")
+	return output.WriteTable(w, []string{"policy", "R", "N", "switches", "max sites", "max entries", "sla_feasibility", "carbon_rank(2 gen)", "fits v1model"}, rows)
 }

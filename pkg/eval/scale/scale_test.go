@@ -138,3 +138,34 @@ func TestSiteLimits(t *testing.T) {
 		t.Errorf("A from one point: %+v, want no limit", l)
 	}
 }
+
+// Partitioned among edge switches, each switch holds only its sites: the
+// largest switch needs a fraction of the whole state's feasibility
+// entries, and a configuration that overflows one switch fits each of
+// several.
+func TestMeasurePerSwitch(t *testing.T) {
+	r, err := Measure(context.Background(), Options{Sites: []int{3, 600}, Regions: []int{12}, Policies: []string{"C"}, Hours: 2, Switches: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := Capacities()[0].Target
+	for _, p := range r.Points {
+		if p.Sites < 4 {
+			if p.PerSwitch != nil {
+				t.Errorf("%d sites among 4 switches measured: %+v", p.Sites, p.PerSwitch)
+			}
+			continue
+		}
+		ps := p.PerSwitch
+		if ps == nil || ps.Switches != 4 {
+			t.Fatalf("600 sites: per switch %+v", ps)
+		}
+		whole, part := p.ByTable[pipeline.TableSLAFeasibility], ps.MaxNeed[pipeline.TableSLAFeasibility]
+		if ps.MaxSites >= p.Sites || ps.MaxSites < p.Sites/4 || part >= whole || part == 0 {
+			t.Errorf("largest switch: %d of %d sites, %d of %d feasibility entries", ps.MaxSites, p.Sites, part, whole)
+		}
+		if len(p.Overflows[v1]) == 0 || len(ps.Overflows[v1]) != 0 {
+			t.Errorf("whole state overflows %v, the largest switch %v: want the whole to overflow and each switch to fit", p.Overflows[v1], ps.Overflows[v1])
+		}
+	}
+}
