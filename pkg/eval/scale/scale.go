@@ -56,6 +56,14 @@ type PerSwitch struct {
 	MaxEntries int                 `json:"max_entries"`
 	MaxNeed    map[string]int      `json:"max_need_by_table"`
 	Overflows  map[string][]string `json:"overflows"`
+	// TotalEntries is the entries of every switch together; CompileMs the
+	// time to compile them all for one hour (one core), and StateMB the
+	// Go heap the compiled states of every switch occupy together (live
+	// heap after a collection with them held, minus after they are
+	// dropped): what one controller holds for the fleet per generation.
+	TotalEntries int     `json:"total_entries"`
+	CompileMs    float64 `json:"compile_ms_all_switches"`
+	StateMB      float64 `json:"state_mb_all_switches"`
 }
 
 // DefaultSites, DefaultRegions and DefaultPolicies are the issue's grid.
@@ -258,6 +266,8 @@ func MeasurePerSwitch(cfg *config.Config, src regions.CarbonSource, policy strin
 	}
 	ps := &PerSwitch{Switches: len(cfg.Targets), MaxNeed: map[string]int{}, Overflows: map[string][]string{}}
 	un := compiler.Unbounded()
+	held := make([]*compiler.State, 0, len(cfg.Targets))
+	var took time.Duration
 	for _, t := range cfg.Targets {
 		sub := cfg
 		if len(t.Sites) > 0 {
@@ -270,16 +280,25 @@ func MeasurePerSwitch(cfg *config.Config, src regions.CarbonSource, policy strin
 			return nil, err
 		}
 		in.Policy, in.Capacity = pol, &un
+		t0 := time.Now()
 		st, err := compiler.Compile(in)
+		took += time.Since(t0)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name, err)
 		}
+		held = append(held, st)
+		ps.TotalEntries += len(st.Entries)
 		ps.MaxSites = max(ps.MaxSites, len(sub.Sites))
 		ps.MaxEntries = max(ps.MaxEntries, len(st.Entries))
 		for table, n := range compiler.Need(st) {
 			ps.MaxNeed[table] = max(ps.MaxNeed[table], n)
 		}
 	}
+	ps.CompileMs = float64(took) / float64(time.Millisecond)
+	with := liveHeap()
+	runtime.KeepAlive(held)
+	held = nil
+	ps.StateMB = float64(int64(with)-int64(liveHeap())) / (1 << 20)
 	for _, capa := range Capacities() {
 		var over []string
 		for _, table := range slices.Sorted(maps.Keys(ps.MaxNeed)) {
@@ -437,11 +456,21 @@ func (r *Result) writePerSwitch(w io.Writer) error {
 			fits = "no: " + strings.Join(o, ",")
 		}
 		rows = append(rows, []string{p.Policy, strconv.Itoa(p.Regions), strconv.Itoa(p.Sites), strconv.Itoa(ps.Switches), strconv.Itoa(ps.MaxSites),
-			strconv.Itoa(ps.MaxEntries), strconv.Itoa(ps.MaxNeed[pipeline.TableSLAFeasibility]), strconv.Itoa(ps.MaxNeed[pipeline.TableCarbonRank]), fits})
+			strconv.Itoa(ps.MaxEntries), strconv.Itoa(ps.MaxNeed[pipeline.TableSLAFeasibility]), strconv.Itoa(ps.MaxNeed[pipeline.TableCarbonRank]), fits,
+			strconv.Itoa(ps.TotalEntries), fmt.Sprintf("%.3g", ps.CompileMs), fmt.Sprintf("%.3g", ps.StateMB)})
 	}
 	if len(rows) == 0 {
 		return nil
 	}
 	fmt.Fprintf(w, "\n# sites partitioned among edge switches (targets[].sites): the largest switch\n")
-	return output.WriteTable(w, []string{"policy", "R", "N", "switches", "max sites", "max entries", "sla_feasibility", "carbon_rank(2 gen)", "fits v1model"}, rows)
+	return output.WriteTable(w, []string{"policy", "R", "N", "switches", "max sites", "max entries", "sla_feasibility", "carbon_rank(2 gen)", "fits v1model",
+		"all entries", "compile_ms (all)", "state MB (all)"}, rows)
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

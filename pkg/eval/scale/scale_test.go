@@ -164,6 +164,9 @@ func TestMeasurePerSwitch(t *testing.T) {
 		if ps.MaxSites >= p.Sites || ps.MaxSites < p.Sites/4 || part >= whole || part == 0 {
 			t.Errorf("largest switch: %d of %d sites, %d of %d feasibility entries", ps.MaxSites, p.Sites, part, whole)
 		}
+		if ps.TotalEntries <= ps.MaxEntries || ps.CompileMs <= 0 || ps.StateMB <= 0 {
+			t.Errorf("fleet totals: %d entries (largest switch %d), %.3g ms, %.3g MB", ps.TotalEntries, ps.MaxEntries, ps.CompileMs, ps.StateMB)
+		}
 		if len(p.Overflows[v1]) == 0 || len(ps.Overflows[v1]) != 0 {
 			t.Errorf("whole state overflows %v, the largest switch %v: want the whole to overflow and each switch to fit", p.Overflows[v1], ps.Overflows[v1])
 		}
