@@ -1,11 +1,14 @@
 package controller_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
@@ -95,5 +98,28 @@ func TestCompileSites(t *testing.T) {
 	}
 	if ch, _, err := d.Drift(ctxT(t), p); err != nil || !ch.Empty() {
 		t.Errorf("drift %v, %v after the sync", ch, err)
+	}
+}
+
+// An embedded switch holding only singapore routes singapore's requests
+// exactly as the plan decides: which switch holds a site does not change
+// its decisions.
+func TestCompileSitesRoutes(t *testing.T) {
+	cfg := loadConfig(t)
+	p := plans(t, cfg, start, 1, nil)[0]
+	r := newRig(t, cfg)
+	c := r.srv.Dial(t, p4rt.WithElectionID(p4rt.Election(1)))
+	d := controller.NewDriverWithClient(controller.Target{Name: "edge-sg", Sites: []string{"singapore"}}, c, controller.DriverOptions{Grace: -1, Log: testLog(t)})
+	if err := d.Connect(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Sync(ctxT(t), p); err != nil {
+		t.Fatal(err)
+	}
+	sg := slices.IndexFunc(cfg.Sites, func(s config.Site) bool { return s.Name == "singapore" })
+	for _, sla := range slas {
+		if got, want := r.route(t, sg, uint32(sla), sla), p.Decide(sg, float64(sla)).Region; got != uint8(want) {
+			t.Errorf("singapore, SLA %d ms: routed to region %d, the plan decides %d", sla, got, want)
+		}
 	}
 }
