@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/tuning"
@@ -175,6 +177,45 @@ func TestRunReplicaFromHostname(t *testing.T) {
 	o = &runOptions{hostname: func() (string, error) { return "controller", nil }, ReplicaHost: true, Hours: -1}
 	if err := o.flagsFor(t, mumbai); err == nil || !strings.Contains(err.Error(), "does not end in -N") {
 		t.Fatalf("host name without ordinal: %v", err)
+	}
+}
+
+// With --shards S, pod N of the StatefulSet is replica N / S of shard
+// N mod S: it drives its shard's targets only, with the replica's
+// election id.
+func TestRunShardFromHostname(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "fleet.yaml")
+	if code, _, errOut := p4ctl(t, "gen", "config", "--sites", "2", "--regions", "5", "--switches", "12", "--file", cfg); code != 0 {
+		t.Fatal(errOut)
+	}
+	all := &runOptions{Hours: -1}
+	if err := all.flagsFor(t, cfg); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for pod := range 6 { // 3 shards × 2 replicas
+		o := &runOptions{hostname: func() (string, error) { return fmt.Sprintf("p4ctl-%d", pod), nil }, ReplicaHost: true, Shards: 3, Hours: -1}
+		if err := o.flagsFor(t, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if o.Shard != pod%3 || o.Replica != pod/3 {
+			t.Fatalf("pod %d: shard %d replica %d", pod, o.Shard, o.Replica)
+		}
+		want := controller.ShardTargets(all.targets, o.Shard, 3)
+		if len(o.targets) != len(want) || len(want) == 0 {
+			t.Fatalf("pod %d drives %d targets, its shard owns %d", pod, len(o.targets), len(want))
+		}
+		for _, tg := range o.targets {
+			if tg.ElectionID.Low != uint64(1+o.Replica) {
+				t.Errorf("pod %d %s: election id %d", pod, tg.Name, tg.ElectionID.Low)
+			}
+			seen[tg.Name]++
+		}
+	}
+	for _, tg := range all.targets {
+		if seen[tg.Name] != 2 {
+			t.Errorf("%s driven by %d pods, want its shard's 2 replicas", tg.Name, seen[tg.Name])
+		}
 	}
 }
 

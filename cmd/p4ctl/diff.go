@@ -170,7 +170,7 @@ func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, ti
 	if err != nil {
 		return targetDiff{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	want, err := p.Compile(cur.ActiveEpoch())
+	want, err := p.CompileSites(t.Sites, cur.ActiveEpoch())
 	if err != nil {
 		return targetDiff{}, err
 	}

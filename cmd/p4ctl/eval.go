@@ -15,7 +15,7 @@ import (
 )
 
 func newEvalCmd(s *streams) *cobra.Command {
-	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s), newEvalStabilityCmd(s))
+	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s), newEvalStabilityCmd(s), newEvalScaleCmd(s))
 }
 
 // evalCarbonOptions are the flags of `p4ctl eval carbon`.

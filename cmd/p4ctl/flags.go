@@ -356,7 +356,7 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 		if c.Insecure {
 			opts = append(opts, p4rt.WithInsecure())
 		}
-		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: id, ClientOptions: opts})
+		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: id, ClientOptions: opts, Sites: t.Sites})
 	}
 	return out, nil
 }

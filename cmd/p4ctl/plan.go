@@ -23,6 +23,7 @@ type planOptions struct {
 	Epoch  int
 	Policy string
 	Tables []string
+	Target string
 	Format output.Format
 
 	now func() time.Time
@@ -39,7 +40,9 @@ func newPlanCmd(s *streams) *cobra.Command {
 		Short: "Compile policy into desired switch state",
 		Long: `plan loads and validates a controller configuration, reads the carbon
 intensity of the chosen hour from the configured source, and prints the
-table entries the switch should hold (no switch is contacted).
+table entries the switch should hold (no switch is contacted). With
+--target, the switch is that configured target: only the sites its sites:
+list names (every site when it has none).
 
 Time: --at takes RFC 3339 (2022-01-10T12:00:00Z) or 2022-01-10T12; --hour N
 is N hours after the schedule's replay start (or the carbon data's first
@@ -54,6 +57,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 	f.IntVar(&o.Epoch, "epoch", 1, "epoch (generation) to install the carbon ranking under, 0..255")
 	f.StringVar(&o.Policy, "policy", "", "override the configured policy (A, B, C, C+, D, C-cap)")
 	f.StringSliceVar(&o.Tables, "table", nil, "print only these tables (e.g. carbon_rank,sla_feasibility)")
+	f.StringVar(&o.Target, "target", "", "plan the state of this configured target (only the sites its sites: list names)")
 	output.AddFlag(f, &o.Format)
 	return cmd
 }
@@ -62,6 +66,19 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 	if err := o.load(c); err != nil {
 		return err
+	}
+	if o.Target != "" {
+		t, ok := o.cfg.Target(o.Target)
+		if !ok {
+			return usageErrorf("--target %q: no such target in %s", o.Target, o.ConfigPath)
+		}
+		if len(t.Sites) > 0 {
+			sub, _, err := o.cfg.WithSites(t.Sites)
+			if err != nil {
+				return fmt.Errorf("--target %s: %w", o.Target, err)
+			}
+			o.cfg = sub
+		}
 	}
 	if o.Policy != "" {
 		name, ok := config.CanonicalPolicy(o.Policy)

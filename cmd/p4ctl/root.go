@@ -87,6 +87,8 @@ evaluations behind them.`,
 		newPushCmd(s),
 		newServeCmd(s),
 		newLoadgenCmd(s),
+		newGenCmd(s),
+		newFleetCmd(s),
 	)
 	registerCompletions(root)
 	return root
@@ -97,7 +99,7 @@ evaluations behind them.`,
 // path ("" = any command).
 var flagValues = map[string]map[string][]string{
 	"output":        {"": {"table", "json", "yaml"}},
-	"policy":        {"p4ctl plan": {"A", "B", "C", "C+", "D", "C-cap"}, "p4ctl sim micro": {"random", "p2c", "jsw", "hash", "migrate", "jbsq", "jsq", "jiq"}, "p4ctl sim serverless": {"late", "early", "early-random", "early-exec", "pathfinder"}},
+	"policy":        {"p4ctl plan": {"A", "B", "C", "C+", "D", "C-cap"}, "p4ctl gen config": {"A", "B", "C", "C+", "D", "C-cap"}, "p4ctl sim micro": {"random", "p2c", "jsw", "hash", "migrate", "jbsq", "jsq", "jiq"}, "p4ctl sim serverless": {"late", "early", "early-random", "early-exec", "pathfinder"}},
 	"log-format":    {"": {"text", "json"}},
 	"log-level":     {"": {"debug", "info", "warn", "error"}},
 	"action":        {"": {"verify", "verify-and-save", "verify-and-commit", "commit", "reconcile-and-commit"}},

@@ -25,7 +25,7 @@ func TestExitCodes(t *testing.T) {
 		// Groups: a missing or unknown subcommand is a usage error.
 		{[]string{"sim"}, exitUsage, "", "p4ctl sim what? micro, serverless"},
 		{[]string{"sim", "bogus"}, exitUsage, "", `unknown command "bogus" for "p4ctl sim"`},
-		{[]string{"eval"}, exitUsage, "", "p4ctl eval what? carbon, stability"},
+		{[]string{"eval"}, exitUsage, "", "p4ctl eval what? carbon, scale, stability"},
 		{[]string{"tune", "bogus"}, exitUsage, "", "unknown command"},
 		{[]string{"get"}, exitUsage, "", "p4ctl get what? counters, entries, latency, regions, registers"},
 		{[]string{"push"}, exitUsage, "", "p4ctl push what? pipeline"},

@@ -24,6 +24,8 @@ type runOptions struct {
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
+	Shards       int
+	Shard        int
 	Replay       string
 	Speed        string
 	Hours        int
@@ -89,7 +91,9 @@ p4ctl_drift_repairs_total.`,
 	o.configFlag.add(f)
 	o.conn.add(f, "", 0, "election id for every target, before --replica is added (0 = each target's configured id, at least 1)")
 	f.IntVar(&o.Replica, "replica", 0, "replica ordinal: added to every target's election id")
-	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods)")
+	f.BoolVar(&o.ReplicaHost, "replica-from-hostname", false, "take the replica ordinal from the host name's trailing -N (StatefulSet pods); with --shards S, pod N is replica N / S of shard N mod S")
+	f.IntVar(&o.Shards, "shards", 1, "split the targets among this many controller groups (by a hash of the target name, docs/SCALING.md); this process drives its shard's targets only")
+	f.IntVar(&o.Shard, "shard", 0, "this process's shard, 0..shards−1 (or from the host name with --replica-from-hostname)")
 	f.StringVar(&o.Replay, "replay", "", "replay from this hour (RFC 3339) instead of real time")
 	f.StringVar(&o.Speed, "speed", "", "replay speed, e.g. 3600x (one hour per second) or max (default: the configuration's, else 3600x)")
 	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
@@ -138,6 +142,9 @@ func (o *runOptions) Validate() error {
 	if o.Replica < 0 {
 		return usageErrorf("--replica must be ≥ 0")
 	}
+	if o.Shards == 0 {
+		o.Shards = 1
+	}
 	if o.ReplicaHost {
 		h, err := o.hostname()
 		if err != nil {
@@ -149,6 +156,12 @@ func (o *runOptions) Validate() error {
 		}
 		n, _ := strconv.Atoi(m[1])
 		o.Replica = n
+		if o.Shards > 1 {
+			o.Shard, o.Replica = n%o.Shards, n/o.Shards
+		}
+	}
+	if o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
+		return usageErrorf("--shard %d of --shards %d: want 0 ≤ shard < shards", o.Shard, o.Shards)
 	}
 	if o.Grace < 0 || o.Poll < 0 || o.EnergyWh <= 0 {
 		return usageErrorf("--grace and --poll must be ≥ 0, --energy-per-request-wh > 0")
@@ -165,6 +178,11 @@ func (o *runOptions) Validate() error {
 	targets, err := o.conn.targets(o.cfg, o.conn.ElectionID)
 	if err != nil {
 		return err
+	}
+	if o.Shards > 1 {
+		if targets = controller.ShardTargets(targets, o.Shard, o.Shards); len(targets) == 0 {
+			return usageErrorf("shard %d of %d owns none of the configuration's targets", o.Shard, o.Shards)
+		}
 	}
 	for i := range targets {
 		targets[i].ElectionID = replicaElection(targets[i].ElectionID, o.Replica)

@@ -28,6 +28,13 @@ type Carbon struct {
 // config.Zone) for the hour containing t from src. It only reads src.
 func Snapshot(cfg *config.Config, src regions.CarbonSource, t time.Time) (Carbon, error) {
 	c := Carbon{Hour: t.UTC().Truncate(time.Hour), Source: src.Describe()}
+	if zd, ok := src.(interface{ DescribeZones([]string) string }); ok {
+		zones := make([]string, len(cfg.Regions))
+		for i, r := range cfg.Regions {
+			zones[i] = cfg.Zone(r)
+		}
+		c.Source = zd.DescribeZones(zones) // names the proxy-modelled zones, if any
+	}
 	for i := range c.Intensity {
 		c.Intensity[i] = math.Inf(1)
 	}
@@ -123,6 +130,11 @@ type Input struct {
 	// carbon. Policies A and D ignore it. Hysteresis describes it for Meta.
 	Ranking    []regions.Index
 	Hysteresis string
+	// Capacity is the target's table sizes the state must fit (nil: the
+	// v1model program's, ProgramCapacity). Compile refuses a state that
+	// overflows it with an *OverflowError naming each table, its need and
+	// its limit, before building any entry; Unbounded measures.
+	Capacity *Capacity
 }
 
 // NewInput builds an Input from a validated configuration: its sites,
@@ -236,29 +248,62 @@ func Compile(in Input) (*State, error) {
 		ivEnd[i] = len(ivs)
 		nPrefixes += len(s.Prefixes)
 	}
+	capacity := ProgramCapacity(pipeline.V1Model)
+	if in.Capacity != nil {
+		capacity = *in.Capacity
+	}
 	shared, own := rankings(in, pool)
 	nRank := len(shared)
+	nOwn := 0
 	for _, o := range own {
 		nRank += len(o)
+		if o != nil {
+			nOwn++
+		}
 	}
 	// Two generations must fit carbon_rank during an update. Per-site
 	// rankings that only break carbon ties differently are dropped when they
 	// would not fit (ties then go to the lower index, as in the shared
-	// ranking); D's are required and Validate bounds them.
+	// ranking); D's are required, and an overflow below reports them.
 	tiesDropped := false
-	if 2*nRank > rankTableSize {
-		if in.Policy == regions.PolicyD {
-			return nil, fmt.Errorf("compile: policy D needs %d carbon_rank entries per generation, the table holds %d for two", nRank, rankTableSize)
-		}
-		own, nRank, tiesDropped = make([][]regions.Index, len(own)), len(shared), true
+	if rankLimit, ok := capacity.Limit(pipeline.TableCarbonRank); ok && 2*nRank > rankLimit && in.Policy != regions.PolicyD {
+		own, nRank, nOwn, tiesDropped = make([][]regions.Index, len(own)), len(shared), 0, true
 	}
-	nServers := 0
+	nServers, nPools := 0, 0
 	for _, r := range cfg.Regions {
 		if l := r.NextHop.Local; l != nil {
 			nServers += len(l.Servers)
+			nPools++
 		}
 	}
 	nR, nRoutes := len(cfg.Regions), len(cfg.Routes.L3)+len(cfg.Routes.L2)
+	// Refuse what does not fit before building any entry.
+	need := map[string]int{
+		pipeline.TableClientSite: nPrefixes, pipeline.TableSLAFeasibility: len(ivs), pipeline.TableCarbonRank: 2 * nRank,
+		pipeline.TableRegionNextHop: nR, pipeline.TableServerPool: nPools, pipeline.TableServerEndpoint: nServers,
+		pipeline.TableReplySource: nServers, pipeline.TableExecClassCost: len(cfg.ExecClasses),
+		pipeline.TableL3Forward: len(cfg.Routes.L3), pipeline.TableL2Forward: len(cfg.Routes.L2),
+	}
+	maxIv := 0
+	for i := range ivEnd {
+		lo := 0
+		if i > 0 {
+			lo = ivEnd[i-1]
+		}
+		maxIv = max(maxIv, ivEnd[i]-lo)
+	}
+	why := map[string]string{
+		pipeline.TableClientSite:     plural(nPrefixes, "prefix") + " of " + plural(len(cfg.Sites), "site"),
+		pipeline.TableSLAFeasibility: fmt.Sprintf("%s × up to %d SLA intervals each over %s", plural(len(cfg.Sites), "site"), maxIv, plural(nR, "region")),
+		pipeline.TableCarbonRank:     fmt.Sprintf("2 generations × (%d shared + %s with their own ranking × %d)", len(shared), plural(nOwn, "site"), pool.Len()),
+		pipeline.TableServerEndpoint: plural(nServers, "server"),
+		pipeline.TableReplySource:    plural(nServers, "server"),
+		pipeline.TableL3Forward:      plural(len(cfg.Routes.L3), "route"),
+		pipeline.TableL2Forward:      plural(len(cfg.Routes.L2), "route"),
+	}
+	if err := capacity.check(need, why); err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
 	a := &arena{
 		m: make([]Match, 0, nPrefixes+2*len(ivs)+3*nRank+nR+nServers+len(cfg.ExecClasses)+nRoutes),
 		p: make([]Param, 0, nPrefixes+2*len(ivs)+1+nRank+4*nR+9*nR+3*nServers+2*len(cfg.ExecClasses)+nRoutes),
@@ -461,25 +506,29 @@ func rankings(in Input, pool regions.RegionSet) (shared []regions.Index, own [][
 	if n == 0 {
 		return pool.Indices(), nil
 	}
-	// Most common ranking; sites are few (≤ 4096) and rankings short.
-	best, bestCount := 0, 0
-	counted := make([]bool, n)
-	for i := range orders {
-		if counted[i] {
-			continue
+	// Most common ranking (ties: the one whose first site comes first),
+	// counted by key so that thousands of sites with as many distinct
+	// rankings (D) cost O(sites), not O(sites²).
+	type group struct{ first, count int }
+	groups := make(map[string]*group, 8)
+	key := make([]byte, 0, regions.MaxRegions)
+	var best *group
+	for i, o := range orders {
+		key = key[:0]
+		for _, r := range o {
+			key = append(key, byte(r))
 		}
-		c := 0
-		for j := i; j < n; j++ {
-			if !counted[j] && slices.Equal(orders[i], orders[j]) {
-				counted[j] = j != i
-				c++
-			}
+		g, ok := groups[string(key)]
+		if !ok {
+			g = &group{first: i}
+			groups[string(key)] = g
 		}
-		if c > bestCount {
-			best, bestCount = i, c
+		g.count++
+		if best == nil || g.count > best.count || g.count == best.count && g.first < best.first {
+			best = g
 		}
 	}
-	shared = orders[best]
+	shared = orders[best.first]
 	own = make([][]regions.Index, n)
 	for i := range orders {
 		if !slices.Equal(orders[i], shared) {

@@ -11,6 +11,10 @@
 package config
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -65,6 +69,11 @@ type Target struct {
 	// the embedded switch; the default) or tna (Tofino). The controller
 	// refuses pools a target's architecture cannot run.
 	Arch string `json:"arch,omitempty"`
+	// Sites, when set, are the names of the sites this switch serves (an
+	// edge switch sees the clients of its own location): its tables hold
+	// those sites only, and a request from another site misses client_site
+	// as one from an unknown source does. Empty: every site.
+	Sites []string `json:"sites,omitempty"`
 }
 
 // TLS holds TLS file paths, relative to the config file's directory.
@@ -458,4 +467,38 @@ type L2Route struct {
 	MAC  MAC  `json:"mac"`
 	Port int  `json:"port,omitempty"`
 	Drop bool `json:"drop,omitempty"`
+}
+
+// WithSites returns a shallow copy of c that holds only the named sites, in
+// configuration order, and their indices in c.Sites: the configuration an
+// edge switch serving those sites is compiled from (targets[].sites).
+func (c *Config) WithSites(names []string) (*Config, []int, error) {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	out := *c
+	out.Sites = make([]Site, 0, len(want))
+	var at []int
+	for i, s := range c.Sites {
+		if want[s.Name] {
+			out.Sites = append(out.Sites, s)
+			at = append(at, i)
+			delete(want, s.Name)
+		}
+	}
+	if len(want) > 0 {
+		return nil, nil, fmt.Errorf("unknown sites %s", strings.Join(slices.Sorted(maps.Keys(want)), ", "))
+	}
+	return &out, at, nil
+}
+
+// Target returns the configured target named name.
+func (c *Config) Target(name string) (Target, bool) {
+	for _, t := range c.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -112,6 +111,8 @@ func TestParseRejects(t *testing.T) {
 		want     string // substring of the message
 	}{
 		{"unknown region", "  - id: eu-west-1\n", "  - id: eu-west-9\n", "id: eu-west-9", "regions[1].id: unknown region \"eu-west-9\""},
+		{"target site unknown", "    election_id: 1\n", "    election_id: 1\n    sites: [mumbai, pune]\n", "sites: [mumbai, pune]", "targets[0].sites[1]: unknown site \"pune\""},
+		{"target site twice", "    election_id: 1\n", "    election_id: 1\n    sites: [mumbai, other, mumbai]\n", "sites: [mumbai, other, mumbai]", "targets[0].sites[2]: duplicate site \"mumbai\" (also targets[0].sites[0])"},
 		{"duplicate region", "  - id: eu-west-1\n", "  - id: ap-south-1\n", "  - id: ap-south-1\n    next_hop", "duplicate region \"ap-south-1\""},
 		{"wrong index", "    index: 0\n", "    index: 5\n", "index: 5", "regions[0].index: ap-south-1 has catalog index 0, not 5"},
 		{"index out of range", "    index: 0\n", "    index: 32\n", "index: 32", "out of range 0..31"},
@@ -177,7 +178,7 @@ func TestParseRejects(t *testing.T) {
 		{"credentials in url", "source: offline", "source: electricitymaps-api\n  token_env: EM\n  url: https://me:secret@example.org", "url: https", "carbon.url: want http(s)://host[/path] without credentials"},
 		{"bad grpc addr", "grpc_addr: 127.0.0.1:9559", "grpc_addr: localhost", "grpc_addr: localhost", "want host:port"},
 		{"election id zero", "election_id: 1", "election_id: 0", "election_id: 0", "must be ≥ 1"},
-		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: arch, device_id, election_id, grpc_addr, name, tls)"},
+		{"unknown field", "    device_id: 1\n", "    device_id: 1\n    devise: 2\n", "devise", "unknown field \"devise\" (known: arch, device_id, election_id, grpc_addr, name, sites, tls)"},
 		{"wrong type", "    device_id: 1\n", "    device_id: one\n", "device_id: one", "want a non-negative integer, got \"one\""},
 		{"yaml 1.1 boolean", "  - name: other\n", "  - name: no\n", "name: no", "unquoted \"no\" reads as a boolean"},
 		{"hex integer", "    id: 2\n", "    id: 0x2\n", "id: 0x2", "want a decimal integer"},
@@ -295,10 +296,11 @@ func TestLimits(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 
-	// D on many sites needs more carbon_rank entries than the table holds.
+	// D on many sites: table sizes are the compiler's to check, exactly
+	// and per target (compiler.Capacity), so validation accepts it.
 	b.Reset()
 	b.WriteString("regions:\n")
-	for _, r := range regions.Catalog() {
+	for _, r := range regions.Catalog()[:12] { // the regions the mumbai profile covers
 		fmt.Fprintf(&b, "  - {id: %s, next_hop: {remote: {port: 1, mac: \"02:00:00:00:00:01\", ip: 10.0.0.1}}}\n", r.ID)
 	}
 	b.WriteString("sites:\n")
@@ -306,9 +308,8 @@ func TestLimits(t *testing.T) {
 		fmt.Fprintf(&b, "  - {name: s%d, id: %d, prefixes: [10.%d.%d.0/24], profile: mumbai}\n", i, i, i/256, i%256)
 	}
 	b.WriteString("policy: {name: D}\ncarbon: {source: offline}\n")
-	_, err = Parse([]byte(b.String()), "d.yaml")
-	if err == nil || !strings.Contains(err.Error(), "policy D ranks per site: 200 sites × 12 regions × 2 generations = 4800 carbon_rank entries") {
-		t.Errorf("got %v", err)
+	if _, err = Parse([]byte(b.String()), "d.yaml"); err != nil {
+		t.Errorf("200 sites under D: %v (the compiler, not validation, checks table sizes)", err)
 	}
 }
 
@@ -369,24 +370,6 @@ func TestAliasBomb(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("parser still expanding aliases after 10 s")
-	}
-}
-
-// TestLimitsMatchSchema: the table sizes validation checks against are the
-// program's.
-func TestLimitsMatchSchema(t *testing.T) {
-	prog := pipeline.Schema()
-	for name, want := range map[string]int{
-		pipeline.TableSLAFeasibility: feasibility,
-		pipeline.TableCarbonRank:     rankSize,
-		pipeline.TableClientSite:     siteSize,
-		pipeline.TableL3Forward:      l3Size,
-		pipeline.TableL2Forward:      l2Size,
-	} {
-		tb, ok := prog.Table(name)
-		if !ok || tb.Size != want {
-			t.Errorf("%s: schema size %d, validation uses %d", name, tb.Size, want)
-		}
 	}
 }
 

@@ -173,15 +173,31 @@ func newIndex(root *yamlv3.Node) index {
 	idx := index{}
 	if doc := documentNode(root); doc != nil {
 		idx[""] = doc.Line
-		budget := maxNodes
+		budget := nodeBudget(doc)
 		idx.walk(doc, "", 0, &budget)
 	}
 	return idx
 }
 
-// maxNodes bounds how many nodes the walkers visit, aliases expanded: a
-// few aliases can otherwise describe an exponentially large document.
+// maxNodes bounds how many nodes the walkers visit beyond those written,
+// aliases expanded: a few aliases can otherwise describe an exponentially
+// large document. The budget is maxNodes plus twice the nodes the file
+// itself holds (nodeBudget), so that large written configurations (10 000
+// sites × 32 regions, docs/SCALING.md) load while a file that expands
+// exponentially is still refused.
 const maxNodes = 1 << 16
+
+// nodeBudget is how many nodes the walkers may visit for document n.
+func nodeBudget(n *yamlv3.Node) int { return maxNodes + 2*writtenNodes(n) }
+
+// writtenNodes counts the nodes of n as written (aliases not followed).
+func writtenNodes(n *yamlv3.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += writtenNodes(k)
+	}
+	return c
+}
 
 func (idx index) walk(n *yamlv3.Node, path string, depth int, budget *int) {
 	if depth > 64 || *budget <= 0 {
@@ -261,13 +277,14 @@ var yaml11Bools = map[string]bool{
 // fields only, scalars of the right kind and range, text types that parse.
 // It reports every problem with the node's line.
 func checkNode(n *yamlv3.Node, t reflect.Type, path string, report func(*yamlv3.Node, string, string)) {
-	w := &checker{report: report, budget: maxNodes}
+	w := &checker{report: report, budget: nodeBudget(n), limit: nodeBudget(n)}
 	w.check(n, t, path, 0)
 }
 
 type checker struct {
 	report func(*yamlv3.Node, string, string)
 	budget int
+	limit  int
 	full   bool
 }
 
@@ -279,7 +296,7 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 	}
 	if w.budget--; w.budget <= 0 {
 		if !w.full {
-			report(n, path, fmt.Sprintf("document too large (more than %d nodes with aliases expanded)", maxNodes))
+			report(n, path, fmt.Sprintf("document too large (more than %d nodes with aliases expanded)", w.limit))
 			w.full = true
 		}
 		return

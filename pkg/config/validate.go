@@ -19,22 +19,24 @@ import (
 
 // Limits of the data-plane program the configuration must fit in.
 const (
-	maxPort     = 1<<pipeline.WidthPort - 1
-	maxSiteID   = 1<<pipeline.WidthSite - 1
-	maxSLA      = 1<<pipeline.WidthSLA - 1
-	maxU8       = 1<<8 - 1
-	maxU16      = 1<<16 - 1
-	maxU32      = 1<<32 - 1
-	shareSlack  = 1e-6
-	maxJitter   = time.Hour
-	maxExecID   = 1<<pipeline.WidthExecClass - 1
-	maxLatency  = regions.MaxLatencyMs // ms, exclusive: SLAs are 16-bit
-	feasibility = pipeline.SizeSLAFeasibility
-	rankSize    = pipeline.SizeCarbonRank
-	siteSize    = pipeline.SizeClientSite
-	l3Size      = pipeline.SizeL3Forward
-	l2Size      = pipeline.SizeL2Forward
+	maxPort    = 1<<pipeline.WidthPort - 1
+	maxSiteID  = 1<<pipeline.WidthSite - 1
+	maxSLA     = 1<<pipeline.WidthSLA - 1
+	maxU8      = 1<<8 - 1
+	maxU16     = 1<<16 - 1
+	maxU32     = 1<<32 - 1
+	shareSlack = 1e-6
+	maxJitter  = time.Hour
+	maxExecID  = 1<<pipeline.WidthExecClass - 1
+	maxLatency = regions.MaxLatencyMs // ms, exclusive: SLAs are 16-bit
 )
+
+// Table sizes are not checked here: how many entries a configuration needs
+// depends on the policy and the latencies (A needs one sla_feasibility
+// entry per site, C up to regions+1), and what a switch holds on its
+// program (its P4Info). compiler.Compile counts the need exactly and
+// refuses a state that overflows the target's capacity, naming the table,
+// the need and the limit (docs/ARCHITECTURE.md decision 47).
 
 type problems struct{ list []Problem }
 
@@ -112,6 +114,31 @@ func (c *Config) validateTargets(p *problems) {
 		}
 		if _, err := pipeline.ParseArch(t.Arch); err != nil {
 			p.add(path+".arch", "%v", err)
+		}
+		c.validateTargetSites(p, path, t.Sites)
+	}
+}
+
+// validateTargetSites checks a target's site list: configured names, each
+// once.
+func (c *Config) validateTargetSites(p *problems, path string, sites []string) {
+	if len(sites) == 0 {
+		return
+	}
+	known := make(map[string]bool, len(c.Sites))
+	for _, s := range c.Sites {
+		known[s.Name] = true
+	}
+	seen := make(map[string]int, len(sites))
+	for k, name := range sites {
+		at := idx(path+".sites", k)
+		if j, dup := seen[name]; dup {
+			p.add(at, "duplicate site %q (also %s)", name, idx(path+".sites", j))
+			continue
+		}
+		seen[name] = k
+		if !known[name] {
+			p.add(at, "unknown site %q (not in sites:)", name)
 		}
 	}
 }
@@ -365,7 +392,6 @@ func (c *Config) validateSites(p *problems, regionByID map[string]int) {
 	names := map[string]int{}
 	ids := map[int]int{}
 	prefixes := map[string]string{}
-	nPrefixes := 0
 	for i, s := range c.Sites {
 		path := idx("sites", i)
 		if s.Name == "" {
@@ -397,7 +423,6 @@ func (c *Config) validateSites(p *problems, regionByID map[string]int) {
 				continue
 			}
 			prefixes[key] = pp
-			nPrefixes++
 		}
 		var prof map[string]Latency
 		if s.Profile != "" {
@@ -432,12 +457,6 @@ func (c *Config) validateSites(p *problems, regionByID map[string]int) {
 			}
 			p.add(path+".latency", "no latency for region %s (give latency.%s.p95_ms or a profile that has it)", r.ID, r.ID)
 		}
-	}
-	if nPrefixes > siteSize {
-		p.add("sites", "%d source prefixes, client_site holds %d", nPrefixes, siteSize)
-	}
-	if n := len(c.Sites) * (len(c.Regions) + 1); n > feasibility {
-		p.add("sites", "%d sites × %d regions need up to %d sla_feasibility entries, the table holds %d", len(c.Sites), len(c.Regions), n, feasibility)
 	}
 }
 
@@ -499,12 +518,6 @@ func (c *Config) validatePolicy(p *problems) {
 	}
 	if h := c.Policy.Hysteresis; h != nil {
 		c.validateHysteresis(p, name, ok)
-	}
-	if name == PolicyD {
-		// Two generations of per-site rankings live side by side during an update.
-		if n := 2 * len(c.Sites) * len(c.Regions); n > rankSize {
-			p.add("policy.name", "policy D ranks per site: %d sites × %d regions × 2 generations = %d carbon_rank entries, the table holds %d", len(c.Sites), len(c.Regions), n, rankSize)
-		}
 	}
 }
 
@@ -633,12 +646,6 @@ func (c *Config) validateSchedule(p *problems) {
 }
 
 func (c *Config) validateRoutes(p *problems) {
-	if n := len(c.Routes.L3); n > l3Size {
-		p.add("routes.l3", "%d routes, l3_forward holds %d", n, l3Size)
-	}
-	if n := len(c.Routes.L2); n > l2Size {
-		p.add("routes.l2", "%d routes, l2_forward holds %d", n, l2Size)
-	}
 	seen := map[string]int{}
 	for i, r := range c.Routes.L3 {
 		path := idx("routes.l3", i)

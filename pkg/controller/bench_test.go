@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"runtime"
 	"testing"
@@ -166,3 +167,82 @@ func mustPlan(b *testing.B, want *compiler.State) *compiler.UpdatePlan {
 }
 
 func cpuTime() time.Duration { return cputime.ProcessTime() }
+
+// fleetOf starts n embedded switches (bufconn) and a controller driving
+// all of them from cfg, connected; stop ends everything.
+func fleetOf(b *testing.B, cfg *config.Config, n int) (*controller.Controller, func()) {
+	b.Helper()
+	var targets []controller.Target
+	var stops []func()
+	for i := range n {
+		e, err := demo.StartEmbedded(dataplane.Options{}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, closeC, err := e.Client(p4rt.WithElectionID(p4rt.Election(1)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stops = append(stops, func() { closeC(); e.Stop() })
+		targets = append(targets, controller.Target{Name: fmt.Sprintf("edge-%03d", i), Client: c})
+	}
+	src, err := cfg.OpenCarbon()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctl, err := controller.New(controller.Options{Config: cfg, Targets: targets, Feed: &controller.CarbonFeed{Source: src, MapYears: true},
+		Driver: controller.DriverOptions{Grace: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ctl.Connect(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return ctl, func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}
+
+// BenchmarkFleetUpdate is one fleet-wide hourly update: the controller
+// plans an hour (one compile, shared by every switch) and pushes it to 100
+// embedded switches over bufconn concurrently (Controller.Step: each
+// driver's hitless update, grace period 0 — the grace is a deliberate
+// wait, not work), the example configuration, hour after hour. It reports
+// ms/update (goal < 1000 on a 2-core machine) and x-one-switch: the time
+// as a ratio to the same update of a one-switch controller measured in the
+// same run (1 would be perfect parallelism; 100 none at all).
+func BenchmarkFleetUpdate(b *testing.B) {
+	const n = 100
+	cfg := loadConfig(b)
+	ctx := context.Background()
+	one, stopOne := fleetOf(b, cfg, 1)
+	defer stopOne()
+	fleet, stop := fleetOf(b, cfg, n)
+	defer stop()
+	hour := start
+	step := func(c *controller.Controller) time.Duration {
+		t0 := time.Now()
+		if _, reps, err := c.Step(ctx, hour); err != nil || len(reps) == 0 {
+			b.Fatalf("step %s: %v", hour, err)
+		}
+		return time.Since(t0)
+	}
+	// Both at the first hour (the initial full sync), then hourly updates.
+	step(one)
+	step(fleet)
+	var oneT, fleetT time.Duration
+	runtime.GC()
+	b.ResetTimer()
+	for b.Loop() {
+		hour = hour.Add(time.Hour)
+		b.StopTimer()
+		oneT += step(one)
+		b.StartTimer()
+		fleetT += step(fleet)
+	}
+	b.ReportMetric(float64(fleetT)/float64(b.N)/float64(time.Millisecond), "ms/update")
+	b.ReportMetric(float64(fleetT)/float64(oneT), "x-one-switch")
+	b.ReportMetric(n, "switches")
+}

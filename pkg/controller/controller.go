@@ -61,6 +61,19 @@ type Options struct {
 	// Driver options shared by every target.
 	Driver DriverOptions
 	Log    *slog.Logger
+	// AfterTick, when set, is called in replay mode after every tick's plan
+	// is on every reachable switch (fleet measurements, pkg/fleet).
+	AfterTick func(TickReport)
+}
+
+// TickReport is one replayed hour, fleet-wide.
+type TickReport struct {
+	Hour time.Time
+	// Took is from the plan's submission to every reachable switch
+	// holding it (planning excluded).
+	Took time.Duration
+	// Unreachable names the targets not waited for.
+	Unreachable []string
 }
 
 // Controller drives N switches from one plan per hour.
@@ -274,15 +287,27 @@ func (c *Controller) Run(ctx context.Context) error {
 			args = append(args, "hysteresis", p.Hysteresis, "ranking", fmt.Sprint(p.Ranking))
 		}
 		c.log.Info("plan", args...)
+		submitted := time.Now()
 		for i, d := range c.drivers {
 			seqs[i] = d.Submit(p)
 		}
 		if sched.Replay {
 			// A replay pushes every hour: wait for the switches before the
 			// next tick (a slow push makes the replay run late rather than
-			// skip hours). In real time the latest plan wins instead.
+			// skip hours); an unreachable switch is not waited for — it
+			// gets the latest plan when it is back, and its lag is
+			// exported. In real time the latest plan wins instead.
 			if err := c.waitApplied(ctx, seqs); err != nil {
 				return c.err()
+			}
+			if c.opts.AfterTick != nil {
+				rep := TickReport{Hour: p.Hour, Took: time.Since(submitted)}
+				for _, d := range c.drivers {
+					if d.Unreachable() {
+						rep.Unreachable = append(rep.Unreachable, d.Name())
+					}
+				}
+				c.opts.AfterTick(rep)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -41,6 +42,10 @@ type Target struct {
 	// one: checked at every connection and every read-back of the switch.
 	// Without a cookie it is pushed with PipelineCookie's.
 	Pipeline *p4v1.ForwardingPipelineConfig
+	// Sites, when set, are the sites this switch serves (config
+	// targets[].sites): its state is the plan compiled for them alone
+	// (Plan.CompileSites). Empty: every site.
+	Sites []string
 }
 
 // DriverOptions configure a Driver.
@@ -147,6 +152,10 @@ type Driver struct {
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
 	digestsOn  bool // the latency digest is enabled on this connection
+
+	// unreachable is set while connection attempts fail (cleared when one
+	// succeeds): a replay does not wait for such a switch (WaitApplied).
+	unreachable atomic.Bool
 }
 
 // NewDriver returns a driver for target. It does not connect.
@@ -218,10 +227,14 @@ func (d *Driver) Connect(ctx context.Context) error {
 		d.connMu.Unlock()
 	}
 	client := d.Client()
-	st, err := Arbitrate(ctx, client, d.opts.Backoff, d.log)
+	st, err := arbitrate(ctx, client, d.opts.Backoff, d.log, func() {
+		d.unreachable.Store(true)
+		d.opts.Metrics.observeArbitration(d.target.Name, false, false) // known to the lag metric
+	})
 	if err != nil {
 		return fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
+	d.unreachable.Store(false)
 	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
 	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
 	if d.target.Pipeline != nil {
@@ -238,6 +251,12 @@ func (d *Driver) Connect(ctx context.Context) error {
 // it may be this controller's own previous session that the switch has not
 // yet seen end (a restart, or one CLI call after another).
 func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger) (p4rt.ArbitrationState, error) {
+	return arbitrate(ctx, c, b, log, nil)
+}
+
+// arbitrate is Arbitrate calling unreachable (when set) on every failed
+// connection attempt.
+func arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger, unreachable func()) (p4rt.ArbitrationState, error) {
 	if b.Initial == 0 {
 		b = p4rt.DefaultBackoff
 	}
@@ -262,6 +281,9 @@ func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Lo
 			continue
 		}
 		delay = nextDelay(b, delay)
+		if unreachable != nil {
+			unreachable()
+		}
 		if log != nil {
 			log.Warn("connect failed; retrying", "err", err, "in", delay)
 		}
@@ -348,15 +370,28 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *comp
 			return nil, nil, err
 		}
 	}
-	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
 		return nil, nil, err
+	}
+	if _, tr, _ := d.conn(); tr != nil {
+		if err := d.fits(tr, next); err != nil {
+			return nil, nil, err
+		}
 	}
 	u, err := compiler.PlanUpdate(installed, next)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
 	return u, next, nil
+}
+
+// fits refuses a state the switch's P4Info cannot hold (its table sizes).
+func (d *Driver) fits(tr *Translator, st *compiler.State) error {
+	if err := tr.Capacity("switch " + d.target.Name + "'s P4Info").Check(st); err != nil {
+		return fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	return nil
 }
 
 // Sync makes the switch hold plan p now, hitlessly: it reads the switch
@@ -420,8 +455,13 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
 		}
 	}
-	next, err := p.Compile(compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
+		return rep, err
+	}
+	// The switch's own table sizes, before any write: a state it cannot
+	// hold would fail halfway through with RESOURCE_EXHAUSTED.
+	if err := d.fits(tr, next); err != nil {
 		return rep, err
 	}
 	u, err := compiler.PlanUpdate(installed, next)
@@ -458,7 +498,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	// others) — or, when the ranking was unchanged, next under the kept
 	// epoch.
 	if u.Unchanged && u.To != next.ActiveEpoch() {
-		if next, err = p.Compile(u.To); err != nil {
+		if next, err = p.CompileSites(d.target.Sites, u.To); err != nil {
 			return rep, nil // the cache stays empty: read back next time
 		}
 	}
@@ -466,24 +506,35 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	return rep, nil
 }
 
-// writePipelined translates run chunk by chunk (one chunk per WriteRequest)
-// in a goroutine while the previous chunk is being written, so that
-// translating a large reconcile overlaps the switch's work. Chunks are
-// written in order, each after the previous one succeeded. It returns how
-// many updates were written.
+// writePipelined translates run in groups of at least pipelineGroup
+// updates in a goroutine while the previous group is being written, so
+// that translating a large reconcile overlaps the switch's work; each group
+// is written chunk updates per WriteRequest, in order, each Write after the
+// previous one succeeded. Groups keep the hand-off between the goroutines
+// rare when chunks are small (batch 1: one hand-off per pipelineGroup
+// updates, not per update). It returns how many updates were written.
 func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compiler.Update, chunk int) (int, error) {
 	if chunk <= 0 {
 		chunk = p4rt.DefaultBatchSize
 	}
-	if len(run) <= chunk {
+	group := max(chunk, pipelineGroup)
+	writeGroup := func(ups []*p4v1.Update) (int, error) {
+		n := 0
+		for i := 0; i < len(ups); i += chunk {
+			part := ups[i:min(i+chunk, len(ups))]
+			if err := w.Write(ctx, part); err != nil {
+				return n, err
+			}
+			n += len(part)
+		}
+		return n, nil
+	}
+	if len(run) <= group {
 		ups, err := tr.Updates(run)
 		if err != nil {
 			return 0, err
 		}
-		if err := w.Write(ctx, ups); err != nil {
-			return 0, err
-		}
-		return len(run), nil
+		return writeGroup(ups)
 	}
 	type batch struct {
 		ups []*p4v1.Update
@@ -494,8 +545,8 @@ func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compile
 	ch := make(chan batch, 2)
 	go func() {
 		defer close(ch)
-		for i := 0; i < len(run); i += chunk {
-			ups, err := tr.Updates(run[i:min(i+chunk, len(run))])
+		for i := 0; i < len(run); i += group {
+			ups, err := tr.Updates(run[i:min(i+group, len(run))])
 			select {
 			case ch <- batch{ups, err}:
 			case <-ctx.Done():
@@ -511,13 +562,17 @@ func writePipelined(ctx context.Context, tr *Translator, w Writer, run []compile
 		if b.err != nil {
 			return n, b.err
 		}
-		if err := w.Write(ctx, b.ups); err != nil {
+		k, err := writeGroup(b.ups)
+		n += k
+		if err != nil {
 			return n, err
 		}
-		n += len(b.ups)
 	}
 	return n, ctx.Err()
 }
+
+// pipelineGroup is the fewest updates writePipelined translates at a time.
+const pipelineGroup = 500
 
 // Drift compares the switch with plan p compiled for the switch's active
 // epoch: the writes (compiler.Diff) that would make it hold exactly that
@@ -527,7 +582,7 @@ func (d *Driver) Drift(ctx context.Context, p *Plan) (compiler.Changes, *compile
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
-	want, err := p.Compile(cur.ActiveEpoch())
+	want, err := p.CompileSites(d.target.Sites, cur.ActiveEpoch())
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
@@ -554,15 +609,17 @@ func (d *Driver) poke() {
 }
 
 // WaitApplied blocks until the plan with sequence seq (or a later one) is on
-// the switch, this replica is a backup of a live primary, or ctx is done.
+// the switch, this replica is a backup of a live primary, the switch is
+// unreachable (Unreachable: it gets the latest plan when it comes back, and
+// p4ctl_target_lag_hours says how far behind it is), or ctx is done.
 func (d *Driver) WaitApplied(ctx context.Context, seq uint64) error {
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for {
 		d.mu.Lock()
 		done := d.doneSeq >= seq
 		d.mu.Unlock()
-		if done || d.isBackup() {
+		if done || d.isBackup() || d.Unreachable() {
 			return nil
 		}
 		select {
@@ -571,6 +628,20 @@ func (d *Driver) WaitApplied(ctx context.Context, seq uint64) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Unreachable reports whether the switch cannot be reached: connection
+// attempts are failing, or the stream broke with an error and is not back.
+func (d *Driver) Unreachable() bool {
+	if d.unreachable.Load() {
+		return true
+	}
+	c := d.Client()
+	if c == nil {
+		return false
+	}
+	st := c.State()
+	return !st.Connected && st.Err != nil
 }
 
 func (d *Driver) isBackup() bool {

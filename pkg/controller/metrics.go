@@ -48,17 +48,26 @@ type Metrics struct {
 	zoneAge     *prometheus.GaugeVec
 	zoneStale   *prometheus.GaugeVec
 	repairs     *prometheus.CounterVec
+	lag         *prometheus.GaugeVec
+	appliedHour *prometheus.GaugeVec
 
-	mu       sync.Mutex
-	routed   map[[2]string]float64 // (target, region) → requests, as read from region_routed
-	gco2     map[string]float64    // target → estimated grams
-	baseline map[string]float64    // target → grams under the nearest-region baseline
+	mu sync.Mutex
+	// planAt is the hour of the current plan, firstPlan the first one seen;
+	// applied is the hour of the plan last applied per target (absent: none
+	// yet). They give p4ctl_target_lag_hours.
+	planAt, firstPlan time.Time
+	applied           map[string]time.Time
+	known             map[string]bool
+	routed            map[[2]string]float64 // (target, region) → requests, as read from region_routed
+	gco2              map[string]float64    // target → estimated grams
+	baseline          map[string]float64    // target → grams under the nearest-region baseline
 }
 
 // NewMetrics returns the controller's metrics, registered with Go runtime
 // and process collectors in a fresh registry.
 func NewMetrics() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), routed: map[[2]string]float64{}, gco2: map[string]float64{}, baseline: map[string]float64{}}
+	m := &Metrics{reg: prometheus.NewRegistry(), routed: map[[2]string]float64{}, gco2: map[string]float64{}, baseline: map[string]float64{},
+		applied: map[string]time.Time{}, known: map[string]bool{}}
 	m.pushes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_pushes_total",
 		Help: "Plan pushes (syncs) per target and result: ok, noop (switch already held the plan), error."}, []string{"target", "result"})
 	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_writes_total",
@@ -88,7 +97,11 @@ func NewMetrics() *Metrics {
 		Help: "Live carbon sources: 1 when a zone has no value within the staleness bound."}, []string{"zone"})
 	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_drift_repairs_total",
 		Help: "Drift found on a target and repaired, by kind: pipeline (none or another one: pushed again), active_epoch (not the epoch last set), entries (table entries missing, extra or different)."}, []string{"target", "kind"})
-	m.reg.MustRegister(m.repairs, m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
+	m.lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_target_lag_hours",
+		Help: "Hours the target is behind the current plan: the current plan's hour minus the hour of the plan last applied to it (a target never synced counts from the first plan, plus one). 0 for every target in step; an unreachable switch's grows by one an hour."}, []string{"target"})
+	m.appliedHour = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_applied_plan_hour_seconds",
+		Help: "Unix time of the hour of the plan last applied to the target."}, []string{"target"})
+	m.reg.MustRegister(m.lag, m.appliedHour, m.repairs, m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
 		m.planHour, m.notHitless, (*readBack)(m),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -154,6 +167,14 @@ func (m *Metrics) observePush(target string, rep Report, err error) {
 	for op, n := range rep.ByOp {
 		m.writes.WithLabelValues(target, op).Add(float64(n))
 	}
+	if err == nil && !rep.Hour.IsZero() {
+		m.mu.Lock()
+		m.applied[target] = rep.Hour
+		m.known[target] = true
+		m.updateLag(target)
+		m.mu.Unlock()
+		m.appliedHour.WithLabelValues(target).Set(float64(rep.Hour.Unix()))
+	}
 	if err == nil {
 		m.pushLatency.WithLabelValues(target).Observe(rep.Duration.Seconds())
 		m.epoch.WithLabelValues(target).Set(float64(rep.To))
@@ -195,7 +216,45 @@ func (m *Metrics) observeArbitration(target string, connected, primary bool) {
 		return 0
 	}
 	m.connected.WithLabelValues(target).Set(b(connected))
+	m.mu.Lock()
+	if !m.known[target] {
+		m.known[target] = true
+		m.updateLag(target)
+	}
+	m.mu.Unlock()
 	m.primary.WithLabelValues(target).Set(b(primary))
+}
+
+// updateLag sets target's lag from the current plan; m.mu is held.
+func (m *Metrics) updateLag(target string) {
+	if m.planAt.IsZero() {
+		return
+	}
+	at, ok := m.applied[target]
+	if !ok {
+		at = m.firstPlan.Add(-time.Hour)
+	}
+	m.lag.WithLabelValues(target).Set(max(0, m.planAt.Sub(at).Hours()))
+}
+
+// Lag returns p4ctl_target_lag_hours of every target seen, by name.
+func (m *Metrics) Lag() map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]float64{}
+	for t := range m.known {
+		at, ok := m.applied[t]
+		if !ok {
+			at = m.firstPlan.Add(-time.Hour)
+		}
+		if !m.planAt.IsZero() {
+			out[t] = max(0, m.planAt.Sub(at).Hours())
+		}
+	}
+	return out
 }
 
 // ObservePlan records the current plan's policy and carbon freshness.
@@ -203,6 +262,15 @@ func (m *Metrics) ObservePlan(p *Plan) {
 	if m == nil {
 		return
 	}
+	m.mu.Lock()
+	if m.firstPlan.IsZero() || p.Hour.Before(m.firstPlan) {
+		m.firstPlan = p.Hour
+	}
+	m.planAt = p.Hour
+	for t := range m.known {
+		m.updateLag(t)
+	}
+	m.mu.Unlock()
 	age := p.DataAge.Seconds()
 	if p.DataAge < 0 {
 		age = -1

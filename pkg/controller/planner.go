@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -255,29 +256,65 @@ type Plan struct {
 	opts  regions.Options
 
 	mu       sync.Mutex
-	compiled map[uint8]*compiler.State
+	compiled map[compileKey]*compiler.State
 }
 
-// Compile compiles the plan for epoch. States are memoised per epoch: a
-// fleet of switches at the same epoch shares one compile. The result is
-// shared: callers must not modify it.
-func (p *Plan) Compile(epoch uint8) (*compiler.State, error) {
+// compileKey names one compiled state of a plan: the epoch and the site
+// subset (its names joined; "" for every site).
+type compileKey struct {
+	epoch uint8
+	sites string
+}
+
+// Compile compiles the plan for epoch, every site. States are memoised per
+// epoch: a fleet of switches at the same epoch shares one compile. The
+// result is shared: callers must not modify it.
+func (p *Plan) Compile(epoch uint8) (*compiler.State, error) { return p.CompileSites(nil, epoch) }
+
+// CompileSites compiles the plan for epoch with the named sites only (a
+// target's `sites:`, the sites an edge switch serves; nil: every site), in
+// configuration order. States are memoised per (epoch, subset): switches
+// serving the same sites at the same epoch share one compile. The result
+// is shared: callers must not modify it.
+func (p *Plan) CompileSites(sites []string, epoch uint8) (*compiler.State, error) {
+	key := compileKey{epoch: epoch, sites: strings.Join(sites, "\x00")}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st, ok := p.compiled[epoch]; ok {
+	if st, ok := p.compiled[key]; ok {
 		return st, nil
 	}
-	in := compiler.Input{Config: p.cfg, Sites: p.sites, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch,
+	cfg, profiles, err := p.subset(sites)
+	if err != nil {
+		return nil, err
+	}
+	in := compiler.Input{Config: cfg, Sites: profiles, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch,
 		Ranking: p.Ranking, Hysteresis: p.Hysteresis}
 	st, err := compiler.Compile(in)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s for %s: %w", p.Effective, p.Hour.Format(time.RFC3339), err)
 	}
 	if p.compiled == nil {
-		p.compiled = map[uint8]*compiler.State{}
+		p.compiled = map[compileKey]*compiler.State{}
 	}
-	p.compiled[epoch] = st
+	p.compiled[key] = st
 	return st, nil
+}
+
+// subset returns the configuration and latency profiles restricted to the
+// named sites (all of them for nil), in configuration order.
+func (p *Plan) subset(sites []string) (*config.Config, []*regions.Site, error) {
+	if len(sites) == 0 {
+		return p.cfg, p.sites, nil
+	}
+	cfg, at, err := p.cfg.WithSites(sites)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile: %w", err)
+	}
+	profiles := make([]*regions.Site, len(at))
+	for k, i := range at {
+		profiles[k] = p.sites[i]
+	}
+	return cfg, profiles, nil
 }
 
 // Sites returns the plan's sites (configuration order).

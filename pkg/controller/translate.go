@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"math/bits"
 	"strings"
 
@@ -28,6 +29,8 @@ type Translator struct {
 	// arch is the architecture the P4Info was compiled for: TNA when it
 	// carries TNA's constant tables (pipeline.TNAOnly).
 	arch pipeline.Arch
+	// sizes are the P4Info's table sizes, by schema table name.
+	sizes map[string]int
 }
 
 type fieldLayout struct {
@@ -61,7 +64,7 @@ type actionLayout struct {
 // one of them or declares a different match kind or width.
 func NewTranslator(idx *p4rt.Index) (*Translator, error) {
 	tr := &Translator{idx: idx, tables: map[string]*tableLayout{}, byID: map[uint32]*tableLayout{},
-		actions: map[string]*actionLayout{}, actByID: map[uint32]*actionLayout{}}
+		actions: map[string]*actionLayout{}, actByID: map[uint32]*actionLayout{}, sizes: map[string]int{}}
 	prog := pipeline.Schema()
 	for _, t := range prog.Tables {
 		pt, err := idx.Table(t.Name)
@@ -69,6 +72,7 @@ func NewTranslator(idx *p4rt.Index) (*Translator, error) {
 			return nil, fmt.Errorf("translator: %w", err)
 		}
 		tl := &tableLayout{name: t.Name, id: pt.GetPreamble().GetId(), byID: map[uint32]int{}}
+		tr.sizes[t.Name] = int(pt.GetSize())
 		for i, k := range t.Keys {
 			f, err := idx.MatchField(pt, k.Name)
 			if err != nil {
@@ -108,6 +112,13 @@ func NewTranslator(idx *p4rt.Index) (*Translator, error) {
 		tr.arch = pipeline.TNA
 	}
 	return tr, nil
+}
+
+// Capacity is what the P4Info's tables hold (their `size`), labelled with
+// whose P4Info it is: the switch enforces it, so a state beyond it is
+// refused before anything is written (compiler.Capacity.Check).
+func (tr *Translator) Capacity(target string) compiler.Capacity {
+	return compiler.Capacity{Target: target, Sizes: maps.Clone(tr.sizes)}
 }
 
 // Arch returns the architecture of the translator's P4Info.

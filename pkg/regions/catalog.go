@@ -45,26 +45,61 @@ type Region struct {
 	City      string `json:"city"`      // e.g. "Mumbai"
 	Continent string `json:"continent"` // e.g. "Asia"
 	Zone      string `json:"zone"`      // Electricity Maps zone id, e.g. "IN-WE"
+	// Lat and Lon locate the region's city (degrees, WGS 84, ±0.1°: the
+	// city centre, not a data centre): the geography generated sites'
+	// latencies are derived from (pkg/geo).
+	Lat float64 `json:"lat"`
+	Lon float64 `json:"lon"`
 }
 
 // catalog is the fixed region list. Order is the index: never reorder, only
 // append (indices are written into switch tables and request headers). The
-// first five are the paper's 5-region pool. Zones follow
-// shared/data/carbon/PROVENANCE.md's mapping table.
+// first five are the paper's 5-region pool, the first twelve its 12-region
+// pool; their zones follow shared/data/carbon/PROVENANCE.md's mapping table
+// and have measured hourly traces there (MeasuredRegions). Indices 12..31
+// (issue 14) are further AWS regions with the Electricity Maps zone of
+// their grid; no traces are shared for them, so their offline carbon is the
+// proxy model (ProxyParams), labelled as such in every output that uses it.
 var catalog = [...]Region{
-	{0, "ap-south-1", "Mumbai", "Asia", "IN-WE"},
-	{1, "ap-southeast-1", "Singapore", "Asia", "SG"},
-	{2, "ap-southeast-2", "Sydney", "Oceania", "AU-NSW"},
-	{3, "eu-west-1", "Ireland", "Europe", "IE"},
-	{4, "us-east-1", "N. Virginia", "North America", "US-MIDA-PJM"},
-	{5, "eu-north-1", "Stockholm", "Europe", "SE-SE3"},
-	{6, "ap-northeast-2", "Seoul", "Asia", "KR"},
-	{7, "af-south-1", "Cape Town", "Africa", "ZA"},
-	{8, "eu-central-1", "Frankfurt", "Europe", "DE"},
-	{9, "sa-east-1", "São Paulo", "South America", "BR-CS"},
-	{10, "ap-northeast-1", "Tokyo", "Asia", "JP-TK"},
-	{11, "us-west-2", "Oregon", "North America", "US-NW-BPAT"},
+	{0, "ap-south-1", "Mumbai", "Asia", "IN-WE", 19.08, 72.88},
+	{1, "ap-southeast-1", "Singapore", "Asia", "SG", 1.35, 103.82},
+	{2, "ap-southeast-2", "Sydney", "Oceania", "AU-NSW", -33.87, 151.21},
+	{3, "eu-west-1", "Ireland", "Europe", "IE", 53.35, -6.26},
+	{4, "us-east-1", "N. Virginia", "North America", "US-MIDA-PJM", 39.04, -77.49},
+	{5, "eu-north-1", "Stockholm", "Europe", "SE-SE3", 59.33, 18.07},
+	{6, "ap-northeast-2", "Seoul", "Asia", "KR", 37.57, 126.98},
+	{7, "af-south-1", "Cape Town", "Africa", "ZA", -33.92, 18.42},
+	{8, "eu-central-1", "Frankfurt", "Europe", "DE", 50.11, 8.68},
+	{9, "sa-east-1", "São Paulo", "South America", "BR-CS", -23.55, -46.63},
+	{10, "ap-northeast-1", "Tokyo", "Asia", "JP-TK", 35.68, 139.69},
+	{11, "us-west-2", "Oregon", "North America", "US-NW-BPAT", 45.84, -119.70},
+	{12, "us-west-1", "N. California", "North America", "US-CAL-CISO", 37.34, -121.89},
+	{13, "ca-central-1", "Montreal", "North America", "CA-QC", 45.50, -73.57},
+	{14, "eu-west-2", "London", "Europe", "GB", 51.51, -0.13},
+	{15, "eu-west-3", "Paris", "Europe", "FR", 48.86, 2.35},
+	{16, "eu-south-1", "Milan", "Europe", "IT-NO", 45.46, 9.19},
+	{17, "eu-south-2", "Aragón", "Europe", "ES", 41.65, -0.89},
+	{18, "eu-central-2", "Zurich", "Europe", "CH", 47.38, 8.54},
+	{19, "me-south-1", "Bahrain", "Asia", "BH", 26.07, 50.56},
+	{20, "me-central-1", "UAE", "Asia", "AE", 25.20, 55.27},
+	{21, "il-central-1", "Tel Aviv", "Asia", "IL", 32.09, 34.78},
+	{22, "ap-east-1", "Hong Kong", "Asia", "HK", 22.32, 114.17},
+	{23, "ap-south-2", "Hyderabad", "Asia", "IN-SO", 17.39, 78.49},
+	{24, "ap-southeast-3", "Jakarta", "Asia", "ID", -6.21, 106.85},
+	{25, "ap-southeast-4", "Melbourne", "Oceania", "AU-VIC", -37.81, 144.96},
+	{26, "ap-northeast-3", "Osaka", "Asia", "JP-KN", 34.69, 135.50},
+	{27, "ca-west-1", "Calgary", "North America", "CA-AB", 51.05, -114.07},
+	{28, "mx-central-1", "Querétaro", "North America", "MX", 20.59, -100.39},
+	{29, "ap-southeast-5", "Malaysia", "Asia", "MY-WM", 3.14, 101.69},
+	{30, "ap-southeast-7", "Thailand", "Asia", "TH", 13.76, 100.50},
+	{31, "ap-east-2", "Taipei", "Asia", "TW", 25.03, 121.57},
 }
+
+// MeasuredRegions is how many catalog regions (indices 0..MeasuredRegions−1,
+// the paper's twelve) have measured hourly carbon traces in the shared data
+// and synthetic-model parameters derived from them (SyntheticParams); the
+// others use the proxy model (ProxyParams).
+const MeasuredRegions = 12
 
 // NumRegions is the number of regions in the catalog.
 const NumRegions = len(catalog)
@@ -121,7 +156,8 @@ func SetOf(idx ...Index) RegionSet {
 // N. Virginia (indices 0..4).
 const Pool5 RegionSet = 1<<5 - 1
 
-// Pool12 is the paper's 12-region pool: the whole catalog (indices 0..11).
+// Pool12 is the paper's 12-region pool: indices 0..11 (the catalog held
+// exactly these until issue 14).
 const Pool12 RegionSet = 1<<12 - 1
 
 // PoolOf returns the first n catalog regions (5 → Pool5, 12 → Pool12).

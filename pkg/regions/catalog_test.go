@@ -6,8 +6,15 @@ import (
 
 func TestCatalogStableIndices(t *testing.T) {
 	// Indices are written into switch tables and headers: they must never move.
+	// 0..11 are the paper's twelve; 12..31 were appended by issue 14.
 	want := []string{"ap-south-1", "ap-southeast-1", "ap-southeast-2", "eu-west-1", "us-east-1",
-		"eu-north-1", "ap-northeast-2", "af-south-1", "eu-central-1", "sa-east-1", "ap-northeast-1", "us-west-2"}
+		"eu-north-1", "ap-northeast-2", "af-south-1", "eu-central-1", "sa-east-1", "ap-northeast-1", "us-west-2",
+		"us-west-1", "ca-central-1", "eu-west-2", "eu-west-3", "eu-south-1", "eu-south-2", "eu-central-2",
+		"me-south-1", "me-central-1", "il-central-1", "ap-east-1", "ap-south-2", "ap-southeast-3",
+		"ap-southeast-4", "ap-northeast-3", "ca-west-1", "mx-central-1", "ap-southeast-5", "ap-southeast-7", "ap-east-2"}
+	if len(want) != MaxRegions {
+		t.Fatalf("the catalog fills the %d-bit bitmap: want %d ids listed", MaxRegions, MaxRegions)
+	}
 	cat := Catalog()
 	if len(cat) != len(want) || NumRegions != len(want) {
 		t.Fatalf("catalog has %d regions, want %d", len(cat), len(want))
@@ -21,6 +28,9 @@ func TestCatalogStableIndices(t *testing.T) {
 			t.Errorf("region %s: bad or duplicate zone/city/continent %+v", r.ID, r)
 		}
 		zones[r.Zone] = true
+		if r.Lat == 0 || r.Lat < -90 || r.Lat > 90 || r.Lon < -180 || r.Lon > 180 {
+			t.Errorf("region %s: coordinates %v, %v", r.ID, r.Lat, r.Lon)
+		}
 	}
 	cat[0].ID = "mutated"
 	if Catalog()[0].ID != "ap-south-1" {
@@ -38,8 +48,8 @@ func TestLookupRegion(t *testing.T) {
 	if _, ok := LookupRegion("mars-1"); ok {
 		t.Error("unknown region found")
 	}
-	if _, ok := RegionAt(12); ok {
-		t.Error("RegionAt(12) found")
+	if _, ok := RegionAt(Index(NumRegions)); ok {
+		t.Errorf("RegionAt(%d) found", NumRegions)
 	}
 }
 

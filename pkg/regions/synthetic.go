@@ -182,8 +182,18 @@ func DefaultSyntheticPeriod() Period {
 // SyntheticParams) for seed over p. A value depends only on (seed, zone,
 // hour): every zone's noise is generated from January 1 of the hour's year,
 // so a sub-period sees the same values as the whole year.
+//
+// Zones without a measured trace (catalog indices ≥ MeasuredRegions) come
+// from the proxy model (ProxyParams); their values are independent of the
+// measured zones' (a zone's noise depends on its own name), so adding them
+// changed no measured zone's series. DescribeZones says which zones are
+// proxies.
 func NewSynthetic(seed uint64, p Period) (*Synthetic, error) {
-	return NewSyntheticFrom(SyntheticParams(), seed, p, SyntheticBasis)
+	proxy, err := ProxyParams()
+	if err != nil {
+		return nil, fmt.Errorf("synthetic carbon: %w", err)
+	}
+	return NewSyntheticFrom(append(SyntheticParams(), proxy...), seed, p, SyntheticBasis)
 }
 
 // NewSyntheticFrom builds a synthetic source from explicit parameters;

@@ -53,8 +53,8 @@ func TestSyntheticYearlyMeans(t *testing.T) {
 		t.Fatal(err)
 	}
 	params := SyntheticParams()
-	if len(params) != NumRegions {
-		t.Fatalf("%d zone params", len(params))
+	if len(params) != MeasuredRegions {
+		t.Fatalf("%d zone params, want one per measured zone (%d)", len(params), MeasuredRegions)
 	}
 	for _, zp := range params {
 		r, ok := LookupRegion(zp.Zone)

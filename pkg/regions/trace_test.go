@@ -84,7 +84,7 @@ func TestTraceErrorsNameFileAndLine(t *testing.T) {
 		{"em without LCA", "Datetime (UTC),Zone Id,Carbon Intensity gCO₂eq/kWh (direct)\n", "t.csv:1: Electricity Maps file without a \"Carbon Intensity gCO₂eq/kWh (LCA)\" column"},
 		{"em wrong unit", "Datetime (UTC),Zone Id,Carbon Intensity lbCO₂eq/MWh (LCA)\n", "t.csv:1: wrong units: column \"Carbon Intensity lbCO₂eq/MWh (LCA)\""},
 		{"em bad time", emHdr + "2030-01-01T00:00:00Z,Ireland,Ireland,IE,1,2\n", "t.csv:2: timestamp \"2030-01-01T00:00:00Z\": want 2006-01-02 15:04:05"},
-		{"em unknown zone", emHdr + "2030-01-01 00:00:00,France,France,FR,1,2\n", "t.csv:2: unknown zone \"FR\""},
+		{"em unknown zone", emHdr + "2030-01-01 00:00:00,Poland,Poland,PL,1,2\n", "t.csv:2: unknown zone \"PL\""}, // FR joined the catalog (eu-west-3, issue 14)
 		{"csv quoting", normHdr + "2030-01-01T00:00:00Z,\"IE,300\n", "t.csv:2:"},
 	}
 	for _, c := range cases {

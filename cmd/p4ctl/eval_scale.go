@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/p4ctl/p4ctl/pkg/configgen"
+	"github.com/p4ctl/p4ctl/pkg/eval/scale"
+	"github.com/p4ctl/p4ctl/pkg/output"
+)
+
+// evalScaleOptions are the flags of `p4ctl eval scale`.
+type evalScaleOptions struct {
+	sites, regions []int
+	policies       []string
+	hours          int
+	switches       int
+	seed           uint64
+	outDir         string
+	noPlots, quick bool
+	format         output.Format
+}
+
+func newEvalScaleCmd(s *streams) *cobra.Command {
+	o := &evalScaleOptions{}
+	cmd := &cobra.Command{
+		Use:   "scale [--sites 10,100,1000,10000] [--regions 5,12,32]",
+		Short: "Entries, table fit, hourly writes and compile time versus sites and regions",
+		Long: `scale generates configurations (p4ctl gen config: sites around real
+metros, latencies from geography) for every N of --sites and R of --regions,
+compiles --hours consecutive hours of each policy without table limits, and
+prints per (N, R, policy) the entries per table, whether they fit the v1model
+program (BMv2, embedded target) and the TNA program, the writes of each
+hitless hourly update (mean, largest, hours that wrote anything) and the
+median compile time and allocations; plots of the curves go to --out-dir.
+Timings are one process on this machine (its core count is printed);
+performance claims are the benchmarks (make bench BENCH=BenchmarkScale).
+With --switches S each point with at least S sites is also measured as a
+fleet of S edge switches each serving the sites of its own location
+(p4ctl gen config --partition, targets[].sites): the largest switch's
+entries and whether they fit. docs/SCALING.md explains the results. The
+largest default point (10 000 sites × 32 regions × 5 policies) takes about
+a minute.`,
+		Args: cobra.NoArgs,
+		RunE: runE(o, s),
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites, "numbers of sites N")
+	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions, "numbers of regions R (the first R catalog regions), 1..32")
+	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies, "policies (A, B, C, C+, D, C-cap)")
+	f.IntVar(&o.hours, "hours", 24, "consecutive hours compiled per point (hours − 1 updates), ≥ 2")
+	f.Uint64Var(&o.seed, "seed", 1, "generator seed")
+	f.StringVar(&o.outDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")
+	f.IntVar(&o.switches, "switches", 0, "also measure a fleet of this many edge switches with the sites partitioned among them (targets[].sites): the largest switch's state")
+	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
+	f.BoolVar(&o.quick, "quick", false, "a seconds-long run: N up to 1000, 6 hours (flags given explicitly win)")
+	output.AddFlag(f, &o.format)
+	cmd.PreRun = func(c *cobra.Command, _ []string) {
+		if o.quick {
+			if !c.Flags().Changed("sites") {
+				o.sites = []int{10, 100, 1000}
+			}
+			if !c.Flags().Changed("hours") {
+				o.hours = 6
+			}
+		}
+	}
+	return cmd
+}
+
+// Complete has nothing to load.
+func (o *evalScaleOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks the grid and the plot directory.
+func (o *evalScaleOptions) Validate() error {
+	for _, n := range o.sites {
+		if n < 1 || n > 65535 {
+			return usageErrorf("--sites %d: want 1..65535", n)
+		}
+	}
+	for _, r := range o.regions {
+		if r < 1 || r > 32 {
+			return usageErrorf("--regions %d: want 1..32", r)
+		}
+	}
+	if o.switches < 0 || o.switches > configgen.MaxSwitches {
+		return usageErrorf("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
+	}
+	if o.hours < 2 {
+		return usageErrorf("--hours %d: an update needs two hours", o.hours)
+	}
+	if !o.noPlots {
+		return checkOutputDir("--out-dir", o.outDir)
+	}
+	return nil
+}
+
+// scaleResult is the result with the plots written.
+type scaleResult struct {
+	*scale.Result
+	Plots []string `json:"plots,omitempty"`
+}
+
+// Run measures, plots and prints.
+func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
+	progress, done := newProgress(s.Err, "eval scale")
+	defer done()
+	res, err := scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
+	done()
+	if err != nil {
+		return err
+	}
+	out := scaleResult{Result: res}
+	if !o.noPlots {
+		if out.Plots, err = scale.WritePlots(res, o.outDir); err != nil {
+			return err
+		}
+	}
+	if o.format == output.Table || o.format == "" {
+		err = res.WriteText(s.Out)
+	} else {
+		err = output.Print(s.Out, o.format, out)
+	}
+	if err != nil {
+		return err
+	}
+	printPlots(s, out.Plots)
+	return nil
+}

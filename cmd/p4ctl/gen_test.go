@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gen config writes a configuration the other commands load; compiled for
+// the v1model program, one that overflows a table is refused naming the
+// table, its need and its limit, and one that fits is planned.
+func TestGenConfig(t *testing.T) {
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "big.yaml")
+	code, out, errOut := p4ctl(t, "gen", "config", "--sites", "20", "--regions", "12", "--switches", "2", "--file", small, "-o", "json")
+	if code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		File    string `json:"file"`
+		Sites   int    `json:"sites"`
+		Regions int    `json:"regions"`
+		Model   struct {
+			Stretch float64 `json:"stretch"`
+		} `json:"latency_model"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.File != small || rep.Sites != 20 || rep.Regions != 12 || rep.Model.Stretch <= 0 {
+		t.Fatalf("report %q (%v)", out, err)
+	}
+	if code, out, errOut := p4ctl(t, "plan", "-c", small, "--table", "client_site"); code != 0 || strings.Count(out, "client_site") < 20 {
+		t.Fatalf("plan of the small configuration: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := p4ctl(t, "gen", "config", "--sites", "400", "--regions", "32", "--file", big); code != 0 {
+		t.Fatalf("gen: %s", errOut)
+	}
+	code, _, errOut = p4ctl(t, "plan", "-c", big)
+	if code == 0 || !strings.Contains(errOut, "sla_feasibility needs") || !strings.Contains(errOut, "the table holds 4096") {
+		t.Fatalf("plan of 400 sites × 32 regions: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := p4ctl(t, "gen", "config", "--sites", "0"); code != 2 || !strings.Contains(errOut, "--sites 0") {
+		t.Errorf("--sites 0: exit %d: %s", code, errOut)
+	}
+}

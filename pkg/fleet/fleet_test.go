@@ -1,0 +1,82 @@
+package fleet
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/config"
+)
+
+// A small fleet through two replayed days with one switch down: every
+// reachable switch ends exactly in the final plan, the replay did not wait
+// for the unreachable one (every hour went on without it, and the run
+// took far less than its connection backoff would), and the lag metric
+// names it and only it.
+func TestFleetWithOneSwitchDown(t *testing.T) {
+	cfg, err := config.Load("../../examples/mumbai.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const switches, hours = 8, 48
+	res, err := Run(ctx, Options{Config: cfg, Switches: switches, Unreachable: 1, Hours: hours, SampleEvery: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Clean != switches || len(res.Dirty) > 0 {
+		t.Fatalf("clean %d of %d: %v", res.Clean, switches, res.Dirty)
+	}
+	if len(res.UpdateMs) != hours || res.TicksWithUnreachable != hours {
+		t.Errorf("%d updates, %d of them without the unreachable switch; want %d", len(res.UpdateMs), res.TicksWithUnreachable, hours)
+	}
+	if len(res.Lag) != 1 || res.Lag["down-000"] < hours-1 {
+		t.Errorf("lag %v, want down-000 alone, ≥ %d h", res.Lag, hours-1)
+	}
+	if res.UpdateP99 <= 0 || res.HoursPerSec <= 0 || len(res.Samples) < hours/8 || res.Entries == 0 {
+		t.Errorf("result %+v", res)
+	}
+	dir := t.TempDir()
+	files, err := WritePlots(res, dir)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("plots %v, %v; want memory and update CDF, PNG and SVG", files, err)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+}
+
+// The RSS trend is the least-squares slope after warm-up: flat memory
+// with noise is ~0, a leak is its rate, and the bounds are those samples'.
+func TestRSSTrend(t *testing.T) {
+	cases := []struct {
+		name      string
+		rss       []float64 // one sample per 100 hours from hour 0
+		from      int
+		slope     float64 // MB per 1000 h
+		lo, hi    float64
+		tolerance float64
+	}{
+		{"flat with noise", []float64{50, 260, 250, 262, 251, 259, 252, 261, 250, 260}, 100, 0, 250, 262, 6},
+		{"leak of 1 MB per 100 h", []float64{50, 200, 201, 202, 203, 204, 205}, 100, 10, 200, 205, 1e-9},
+		{"warm-up excluded", []float64{10, 20, 30, 100, 100, 100}, 300, 0, 100, 100, 1e-9},
+		{"one sample", []float64{42}, 0, 0, 42, 42, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var samples []Sample
+			for i, v := range c.rss {
+				samples = append(samples, Sample{Hour: 100 * i, RSSMB: v})
+			}
+			slope, lo, hi := rssTrend(samples, c.from)
+			if math.Abs(slope-c.slope) > c.tolerance || lo != c.lo || hi != c.hi {
+				t.Errorf("trend %.3f MB/1000 h in %v..%v, want %.3f±%v in %v..%v", slope, lo, hi, c.slope, c.tolerance, c.lo, c.hi)
+			}
+		})
+	}
+}
