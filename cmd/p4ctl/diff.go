@@ -170,7 +170,8 @@ func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, ti
 	if err != nil {
 		return targetDiff{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	want, err := p.CompileSites(t.Sites, cur.ActiveEpoch())
+	capa := tr.Capacity("the switch's P4Info")
+	want, err := p.CompileFor(t.Sites, &capa, cur.ActiveEpoch())
 	if err != nil {
 		return targetDiff{}, err
 	}

@@ -46,9 +46,9 @@ a minute.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites, "numbers of sites N")
-	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions, "numbers of regions R (the first R catalog regions), 1..32")
-	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies, "policies (A, B, C, C+, D, C-cap)")
+	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites(), "numbers of sites N")
+	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions(), "numbers of regions R (the first R catalog regions), 1..32")
+	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies(), "policies (A, B, C, C+, D, C-cap)")
 	f.IntVar(&o.hours, "hours", 24, "consecutive hours compiled per point (hours − 1 updates), ≥ 2")
 	f.Uint64Var(&o.seed, "seed", 1, "generator seed")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")

@@ -120,20 +120,6 @@ func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
 
-// replicaElection is a replica's election id: the configured one (at least
-// 1) plus the replica ordinal, carried into the high word on overflow.
-func replicaElection(id p4rt.ElectionID, replica int) p4rt.ElectionID {
-	if id.IsZero() {
-		id = p4rt.Election(1)
-	}
-	lo := id.Low + uint64(replica)
-	if lo < id.Low {
-		id.High++
-	}
-	id.Low = lo
-	return id
-}
-
 // Validate checks the flags, resolves targets, election ids and the clock.
 func (o *runOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
@@ -155,10 +141,7 @@ func (o *runOptions) Validate() error {
 			return usageErrorf("--replica-from-hostname: host name %q does not end in -N", h)
 		}
 		n, _ := strconv.Atoi(m[1])
-		o.Replica = n
-		if o.Shards > 1 {
-			o.Shard, o.Replica = n%o.Shards, n/o.Shards
-		}
+		o.Shard, o.Replica = controller.ShardReplica(n, o.Shards)
 	}
 	if o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
 		return usageErrorf("--shard %d of --shards %d: want 0 ≤ shard < shards", o.Shard, o.Shards)
@@ -185,7 +168,7 @@ func (o *runOptions) Validate() error {
 		}
 	}
 	for i := range targets {
-		targets[i].ElectionID = replicaElection(targets[i].ElectionID, o.Replica)
+		targets[i].ElectionID = controller.ReplicaElection(targets[i].ElectionID, o.Replica)
 	}
 	if o.P4Info != "" {
 		pc, err := p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, 0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
 // merge applies a strategic-merge patch the way kustomize does for the
@@ -103,12 +104,12 @@ func TestShardedManifests(t *testing.T) {
 	}
 	var targets []controller.Target
 	for _, tg := range cfg.Targets {
-		targets = append(targets, controller.Target{Name: tg.Name})
+		targets = append(targets, controller.Target{Name: tg.Name, ElectionID: p4rt.Election(tg.ElectionID)})
 	}
 	owners := map[string][]int{}
-	elections := map[string]map[uint64]bool{}
+	elections := map[string]map[p4rt.ElectionID]bool{}
 	for pod := range replicas {
-		shard, replica := pod%shards, pod/shards // as p4ctl run --replica-from-hostname --shards computes it
+		shard, replica := controller.ShardReplica(pod, shards) // what p4ctl run --replica-from-hostname --shards computes
 		mine := controller.ShardTargets(targets, shard, shards)
 		if len(mine) == 0 {
 			t.Errorf("pod p4ctl-%d (shard %d) owns no switch", pod, shard)
@@ -118,11 +119,11 @@ func TestShardedManifests(t *testing.T) {
 				owners[tg.Name] = append(owners[tg.Name], shard)
 			}
 			if elections[tg.Name] == nil {
-				elections[tg.Name] = map[uint64]bool{}
+				elections[tg.Name] = map[p4rt.ElectionID]bool{}
 			}
-			id := cfg.Targets[0].ElectionID + uint64(replica)
+			id := controller.ReplicaElection(tg.ElectionID, replica) // each target's own configured id
 			if elections[tg.Name][id] {
-				t.Errorf("%s: two pods with election id %d", tg.Name, id)
+				t.Errorf("%s: two pods with election id %v", tg.Name, id)
 			}
 			elections[tg.Name][id] = true
 		}

@@ -411,3 +411,27 @@ func TestParseTune(t *testing.T) {
 		})
 	}
 }
+
+// A switch that holds a site but not another site nested inside it would
+// route the inner site's clients as the outer one's: refused, pointing at
+// the target's list; holding both, or only the inner one, is fine.
+func TestTargetSitesNested(t *testing.T) {
+	nested := strings.Replace(base, "    prefixes: [10.20.0.0/16]\n", "    prefixes: [10.10.5.0/24]\n", 1)
+	for _, c := range []struct {
+		sites string
+		bad   bool
+	}{{"[mumbai]", true}, {"[mumbai, other]", false}, {"[other]", false}} {
+		doc := strings.Replace(nested, "    election_id: 1\n", "    election_id: 1\n    sites: "+c.sites+"\n", 1)
+		_, err := Parse([]byte(doc), "cfg.yaml")
+		if !c.bad {
+			if err != nil {
+				t.Errorf("sites %s: %v", c.sites, err)
+			}
+			continue
+		}
+		want := "cfg.yaml:6: targets[0].sites: holds mumbai (10.10.0.0/16) but not other (10.10.5.0/24), which lies inside it"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sites %s: %v, want %q", c.sites, err, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -116,6 +117,75 @@ func (c *Config) validateTargets(p *problems) {
 			p.add(path+".arch", "%v", err)
 		}
 		c.validateTargetSites(p, path, t.Sites)
+	}
+	c.validateSiteSplit(p)
+}
+
+// nestedPrefix is a site prefix inside another site's.
+type nestedPrefix struct {
+	outer, inner       string // site names
+	outerNet, innerNet netip.Prefix
+}
+
+// nestedPrefixes returns every pair of prefixes of different sites one of
+// which lies inside the other.
+func (c *Config) nestedPrefixes() []nestedPrefix {
+	type owned struct {
+		site string
+		net  netip.Prefix
+	}
+	byLen := map[int]map[netip.Addr]owned{}
+	for _, s := range c.Sites {
+		for _, pr := range s.Prefixes {
+			q := pr.Prefix.Masked()
+			if byLen[q.Bits()] == nil {
+				byLen[q.Bits()] = map[netip.Addr]owned{}
+			}
+			byLen[q.Bits()][q.Addr()] = owned{s.Name, q}
+		}
+	}
+	var out []nestedPrefix
+	for _, s := range c.Sites {
+		for _, pr := range s.Prefixes {
+			q := pr.Prefix.Masked()
+			for l := range q.Bits() {
+				outer, err := q.Addr().Prefix(l)
+				if err != nil {
+					continue
+				}
+				if o, ok := byLen[l][outer.Addr()]; ok && o.site != s.Name {
+					out = append(out, nestedPrefix{outer: o.site, inner: s.Name, outerNet: o.net, innerNet: q})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// validateSiteSplit refuses a target that holds a site but not another
+// site whose prefix lies inside the first's: the switch would match the
+// inner site's clients on the outer prefix and route them as the outer
+// site's, where a site it does not hold must be an unknown source.
+func (c *Config) validateSiteSplit(p *problems) {
+	var nested []nestedPrefix
+	computed := false
+	for i, t := range c.Targets {
+		if len(t.Sites) == 0 {
+			continue
+		}
+		if !computed {
+			nested, computed = c.nestedPrefixes(), true
+		}
+		held := make(map[string]bool, len(t.Sites))
+		for _, s := range t.Sites {
+			held[s] = true
+		}
+		for _, n := range nested {
+			if held[n.outer] && !held[n.inner] {
+				p.add(idx("targets", i)+".sites", "holds %s (%s) but not %s (%s), which lies inside it: the switch would route %s's clients as %s's; add %s to the list or split the prefix",
+					n.outer, n.outerNet, n.inner, n.innerNet, n.inner, n.outer, n.inner)
+			}
+		}
 	}
 }
 

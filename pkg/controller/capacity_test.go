@@ -37,7 +37,7 @@ func TestSyncRefusesWhatTheSwitchCannotHold(t *testing.T) {
 	if len(oe.Overflows) != 1 || oe.Overflows[0].Table != pipeline.TableSLAFeasibility || oe.Overflows[0].Limit != limit {
 		t.Errorf("overflows %+v", oe.Overflows)
 	}
-	for _, want := range []string{"target small", "switch small's P4Info", "sla_feasibility needs", "holds 8"} {
+	for _, want := range []string{"target small", "the switch's P4Info", "sla_feasibility needs", "holds 8"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

@@ -44,7 +44,7 @@ type Target struct {
 	Pipeline *p4v1.ForwardingPipelineConfig
 	// Sites, when set, are the sites this switch serves (config
 	// targets[].sites): its state is the plan compiled for them alone
-	// (Plan.CompileSites). Empty: every site.
+	// (Plan.CompileFor). Empty: every site.
 	Sites []string
 }
 
@@ -370,7 +370,7 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *comp
 			return nil, nil, err
 		}
 	}
-	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := d.compile(p, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -387,6 +387,21 @@ func (d *Driver) Plan(ctx context.Context, p *Plan) (*compiler.UpdatePlan, *comp
 }
 
 // fits refuses a state the switch's P4Info cannot hold (its table sizes).
+// compile is p compiled for this switch at epoch: its sites
+// (Target.Sites), fitted to its own P4Info's table sizes when it has one.
+func (d *Driver) compile(p *Plan, epoch uint8) (*compiler.State, error) {
+	var capa *compiler.Capacity
+	if tr := d.Translator(); tr != nil {
+		c := tr.Capacity("the switch's P4Info")
+		capa = &c
+	}
+	st, err := p.CompileFor(d.target.Sites, capa, epoch)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", d.target.Name, err)
+	}
+	return st, nil
+}
+
 func (d *Driver) fits(tr *Translator, st *compiler.State) error {
 	if err := tr.Capacity("switch " + d.target.Name + "'s P4Info").Check(st); err != nil {
 		return fmt.Errorf("target %s: %w", d.target.Name, err)
@@ -455,7 +470,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			return rep, fmt.Errorf("target %s: %w", d.target.Name, err)
 		}
 	}
-	next, err := p.CompileSites(d.target.Sites, compiler.NextEpoch(installed.ActiveEpoch()))
+	next, err := d.compile(p, compiler.NextEpoch(installed.ActiveEpoch()))
 	if err != nil {
 		return rep, err
 	}
@@ -498,7 +513,7 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	// others) — or, when the ranking was unchanged, next under the kept
 	// epoch.
 	if u.Unchanged && u.To != next.ActiveEpoch() {
-		if next, err = p.CompileSites(d.target.Sites, u.To); err != nil {
+		if next, err = d.compile(p, u.To); err != nil {
 			return rep, nil // the cache stays empty: read back next time
 		}
 	}
@@ -582,7 +597,7 @@ func (d *Driver) Drift(ctx context.Context, p *Plan) (compiler.Changes, *compile
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
-	want, err := p.CompileSites(d.target.Sites, cur.ActiveEpoch())
+	want, err := d.compile(p, cur.ActiveEpoch())
 	if err != nil {
 		return compiler.Changes{}, nil, err
 	}
@@ -696,10 +711,10 @@ func (d *Driver) Health() TargetHealth {
 // pushes (VerifyInterval, FullVerifyInterval) and repairs drift at once,
 // and polls counters.
 func (d *Driver) Run(ctx context.Context) error {
+	defer d.Close() // also when Connect gives up: it may have dialled a client
 	if err := d.Connect(ctx); err != nil {
 		return err
 	}
-	defer d.Close()
 	var poll, verify, verifyFull <-chan time.Time
 	for _, tk := range []struct {
 		every time.Duration

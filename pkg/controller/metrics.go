@@ -58,16 +58,20 @@ type Metrics struct {
 	planAt, firstPlan time.Time
 	applied           map[string]time.Time
 	known             map[string]bool
-	routed            map[[2]string]float64 // (target, region) → requests, as read from region_routed
-	gco2              map[string]float64    // target → estimated grams
-	baseline          map[string]float64    // target → grams under the nearest-region baseline
+	// backup marks targets this replica is connected to as a backup: the
+	// primary applies plans there, so this replica reports no lag for them
+	// (it would grow by one an hour and look like a switch that is down).
+	backup   map[string]bool
+	routed   map[[2]string]float64 // (target, region) → requests, as read from region_routed
+	gco2     map[string]float64    // target → estimated grams
+	baseline map[string]float64    // target → grams under the nearest-region baseline
 }
 
 // NewMetrics returns the controller's metrics, registered with Go runtime
 // and process collectors in a fresh registry.
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), routed: map[[2]string]float64{}, gco2: map[string]float64{}, baseline: map[string]float64{},
-		applied: map[string]time.Time{}, known: map[string]bool{}}
+		applied: map[string]time.Time{}, known: map[string]bool{}, backup: map[string]bool{}}
 	m.pushes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_pushes_total",
 		Help: "Plan pushes (syncs) per target and result: ok, noop (switch already held the plan), error."}, []string{"target", "result"})
 	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_writes_total",
@@ -98,7 +102,7 @@ func NewMetrics() *Metrics {
 	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "p4ctl_drift_repairs_total",
 		Help: "Drift found on a target and repaired, by kind: pipeline (none or another one: pushed again), active_epoch (not the epoch last set), entries (table entries missing, extra or different)."}, []string{"target", "kind"})
 	m.lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_target_lag_hours",
-		Help: "Hours the target is behind the current plan: the current plan's hour minus the hour of the plan last applied to it (a target never synced counts from the first plan, plus one). 0 for every target in step; an unreachable switch's grows by one an hour."}, []string{"target"})
+		Help: "Hours the target is behind the current plan: the current plan's hour minus the hour of the plan last applied to it (a target never synced counts from the first plan, plus one). 0 for every target in step; an unreachable switch's grows by one an hour. Not reported by a replica that is a backup of the target (its primary applies the plans)."}, []string{"target"})
 	m.appliedHour = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "p4ctl_applied_plan_hour_seconds",
 		Help: "Unix time of the hour of the plan last applied to the target."}, []string{"target"})
 	m.reg.MustRegister(m.lag, m.appliedHour, m.repairs, m.zoneAge, m.zoneStale, m.pushes, m.writes, m.pushLatency, m.epoch, m.primary, m.connected, m.dataAge, m.stale, m.policy,
@@ -217,16 +221,20 @@ func (m *Metrics) observeArbitration(target string, connected, primary bool) {
 	}
 	m.connected.WithLabelValues(target).Set(b(connected))
 	m.mu.Lock()
-	if !m.known[target] {
-		m.known[target] = true
-		m.updateLag(target)
-	}
+	m.known[target] = true
+	m.backup[target] = connected && !primary
+	m.updateLag(target)
 	m.mu.Unlock()
 	m.primary.WithLabelValues(target).Set(b(primary))
 }
 
-// updateLag sets target's lag from the current plan; m.mu is held.
+// updateLag sets target's lag from the current plan (none on a backup);
+// m.mu is held.
 func (m *Metrics) updateLag(target string) {
+	if m.backup[target] {
+		m.lag.DeleteLabelValues(target)
+		return
+	}
 	if m.planAt.IsZero() {
 		return
 	}
@@ -237,7 +245,8 @@ func (m *Metrics) updateLag(target string) {
 	m.lag.WithLabelValues(target).Set(max(0, m.planAt.Sub(at).Hours()))
 }
 
-// Lag returns p4ctl_target_lag_hours of every target seen, by name.
+// Lag returns p4ctl_target_lag_hours of every target seen, by name (not
+// those this replica is a backup of).
 func (m *Metrics) Lag() map[string]float64 {
 	if m == nil {
 		return nil
@@ -246,6 +255,9 @@ func (m *Metrics) Lag() map[string]float64 {
 	defer m.mu.Unlock()
 	out := map[string]float64{}
 	for t := range m.known {
+		if m.backup[t] {
+			continue
+		}
 		at, ok := m.applied[t]
 		if !ok {
 			at = m.firstPlan.Add(-time.Hour)

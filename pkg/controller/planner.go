@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -256,47 +258,80 @@ type Plan struct {
 	opts  regions.Options
 
 	mu       sync.Mutex
-	compiled map[compileKey]*compiler.State
+	compiled map[compileKey]*compiled
 }
 
-// compileKey names one compiled state of a plan: the epoch and the site
-// subset (its names joined; "" for every site).
+// compileKey names one compiled state of a plan: the epoch, the site
+// subset (its names joined; "" for every site) and the table sizes it was
+// checked against (capacityKey).
 type compileKey struct {
-	epoch uint8
-	sites string
+	epoch           uint8
+	sites, capacity string
 }
 
-// Compile compiles the plan for epoch, every site. States are memoised per
-// epoch: a fleet of switches at the same epoch shares one compile. The
-// result is shared: callers must not modify it.
-func (p *Plan) Compile(epoch uint8) (*compiler.State, error) { return p.CompileSites(nil, epoch) }
+// compiled is one memoised compile, done once however many switches ask.
+type compiled struct {
+	once sync.Once
+	st   *compiler.State
+	err  error
+}
 
-// CompileSites compiles the plan for epoch with the named sites only (a
-// target's `sites:`, the sites an edge switch serves; nil: every site), in
-// configuration order. States are memoised per (epoch, subset): switches
-// serving the same sites at the same epoch share one compile. The result
-// is shared: callers must not modify it.
-func (p *Plan) CompileSites(sites []string, epoch uint8) (*compiler.State, error) {
-	key := compileKey{epoch: epoch, sites: strings.Join(sites, "\x00")}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.compiled[key]; ok {
-		return st, nil
+// capacityKey identifies a capacity by its sizes alone ("" for nil: the
+// program's), so that switches of the same program share a compile.
+func capacityKey(c *compiler.Capacity) string {
+	if c == nil {
+		return ""
 	}
+	var b strings.Builder
+	for _, t := range slices.Sorted(maps.Keys(c.Sizes)) {
+		fmt.Fprintf(&b, "%s=%d;", t, c.Sizes[t])
+	}
+	return b.String()
+}
+
+// Compile compiles the plan for epoch, every site, against the program's
+// table sizes (CompileFor).
+func (p *Plan) Compile(epoch uint8) (*compiler.State, error) { return p.CompileFor(nil, nil, epoch) }
+
+// CompileFor compiles the plan for epoch with the named sites only (a
+// target's `sites:`, the sites an edge switch serves; nil: every site, in
+// configuration order) against capa, the target's table sizes (nil: the
+// v1model program's, compiler.ProgramCapacity); the compiler fits the state
+// to them (carbon ties dropped first) or refuses with an
+// *compiler.OverflowError naming capa.Target. States are memoised per
+// (epoch, subset, sizes), errors too (compiling is pure): switches serving
+// the same sites with the same tables share one compile, and different
+// keys compile in parallel. capa.Target should not name one switch (it is
+// in a memoised error): callers add the switch's name. The result is
+// shared: callers must not modify it.
+func (p *Plan) CompileFor(sites []string, capa *compiler.Capacity, epoch uint8) (*compiler.State, error) {
+	key := compileKey{epoch: epoch, sites: strings.Join(sites, "\x00"), capacity: capacityKey(capa)}
+	p.mu.Lock()
+	if p.compiled == nil {
+		p.compiled = map[compileKey]*compiled{}
+	}
+	c, ok := p.compiled[key]
+	if !ok {
+		c = &compiled{}
+		p.compiled[key] = c
+	}
+	p.mu.Unlock()
+	c.once.Do(func() { c.st, c.err = p.compile(sites, capa, epoch) })
+	return c.st, c.err
+}
+
+// compile is CompileFor without the memo.
+func (p *Plan) compile(sites []string, capa *compiler.Capacity, epoch uint8) (*compiler.State, error) {
 	cfg, profiles, err := p.subset(sites)
 	if err != nil {
 		return nil, err
 	}
 	in := compiler.Input{Config: cfg, Sites: profiles, Carbon: p.Carbon, Policy: p.Effective, Options: p.opts, Epoch: epoch,
-		Ranking: p.Ranking, Hysteresis: p.Hysteresis}
+		Ranking: p.Ranking, Hysteresis: p.Hysteresis, Capacity: capa}
 	st, err := compiler.Compile(in)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s for %s: %w", p.Effective, p.Hour.Format(time.RFC3339), err)
 	}
-	if p.compiled == nil {
-		p.compiled = map[compileKey]*compiler.State{}
-	}
-	p.compiled[key] = st
 	return st, nil
 }
 

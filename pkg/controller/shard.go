@@ -1,6 +1,10 @@
 package controller
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
+)
 
 // ShardOf is the shard, 0..shards−1, that owns the target named name when
 // a fleet is split among shards controller groups (docs/SCALING.md): FNV-1a
@@ -26,4 +30,32 @@ func ShardTargets(targets []Target, shard, shards int) []Target {
 		}
 	}
 	return out
+}
+
+// ShardReplica is what StatefulSet pod ordinal runs when the fleet is split
+// among shards groups (p4ctl run --shards with --replica-from-hostname):
+// pods are dealt round the shards, so pod N is replica N / shards of shard
+// N mod shards and every shard's replicas are spread over the ordinals.
+// shards ≤ 1: shard 0, replica ordinal.
+func ShardReplica(ordinal, shards int) (shard, replica int) {
+	if shards <= 1 {
+		return 0, ordinal
+	}
+	return ordinal % shards, ordinal / shards
+}
+
+// ReplicaElection is replica's election id on a target configured with
+// id: id + replica (a zero id counts as 1, the lowest that can become
+// primary), carrying into the high word, so that the replicas of one
+// controller never share an election id and arbitration picks one.
+func ReplicaElection(id p4rt.ElectionID, replica int) p4rt.ElectionID {
+	if id.IsZero() {
+		id = p4rt.Election(1)
+	}
+	lo := id.Low + uint64(replica)
+	if lo < id.Low {
+		id.High++
+	}
+	id.Low = lo
+	return id
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
 // Every target has exactly one owner, the split is roughly even, and a
@@ -41,5 +42,38 @@ func TestShards(t *testing.T) {
 	}
 	if got := controller.ShardTargets(ts, 0, 1); len(got) != len(ts) {
 		t.Errorf("one shard owns %d of %d", len(got), len(ts))
+	}
+}
+
+// Pods are dealt round the shards: every (shard, replica) pair of S × M
+// pods occurs once, and the replicas of one target get distinct election
+// ids, carrying into the high word at the top of the low one.
+func TestShardReplica(t *testing.T) {
+	const shards, perShard = 3, 4
+	seen := map[[2]int]bool{}
+	for pod := range shards * perShard {
+		s, r := controller.ShardReplica(pod, shards)
+		if s < 0 || s >= shards || r < 0 || r >= perShard || seen[[2]int{s, r}] {
+			t.Fatalf("pod %d → shard %d replica %d (seen before: %v)", pod, s, r, seen[[2]int{s, r}])
+		}
+		seen[[2]int{s, r}] = true
+	}
+	if s, r := controller.ShardReplica(5, 1); s != 0 || r != 5 {
+		t.Errorf("one shard: pod 5 → %d, %d", s, r)
+	}
+	cases := []struct {
+		id      p4rt.ElectionID
+		replica int
+		want    p4rt.ElectionID
+	}{
+		{p4rt.Election(10), 0, p4rt.Election(10)},
+		{p4rt.Election(10), 2, p4rt.Election(12)},
+		{p4rt.ElectionID{}, 1, p4rt.Election(2)},
+		{p4rt.ElectionID{High: 0, Low: ^uint64(0)}, 1, p4rt.ElectionID{High: 1, Low: 0}},
+	}
+	for _, c := range cases {
+		if got := controller.ReplicaElection(c.id, c.replica); got != c.want {
+			t.Errorf("ReplicaElection(%v, %d) = %v, want %v", c.id, c.replica, got, c.want)
+		}
 	}
 }

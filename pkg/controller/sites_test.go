@@ -43,11 +43,11 @@ func TestCompileSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := p.CompileSites([]string{"singapore"}, 1)
+	sub, err := p.CompileFor([]string{"singapore"}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := p.CompileSites([]string{"singapore"}, 1); again != sub {
+	if again, _ := p.CompileFor([]string{"singapore"}, nil, 1); again != sub {
 		t.Error("the same subset and epoch compiled twice")
 	}
 	if again, _ := p.Compile(1); again != full || sub == full {
@@ -70,7 +70,7 @@ func TestCompileSites(t *testing.T) {
 			t.Errorf("%s: %d entries in the full state, %d in singapore's", table, a, b)
 		}
 	}
-	if _, err := p.CompileSites([]string{"singapore", "nowhere"}, 1); err == nil || !strings.Contains(err.Error(), "unknown sites nowhere") {
+	if _, err := p.CompileFor([]string{"singapore", "nowhere"}, nil, 1); err == nil || !strings.Contains(err.Error(), "unknown sites nowhere") {
 		t.Errorf("unknown site: %v", err)
 	}
 
@@ -86,7 +86,7 @@ func TestCompileSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := p.CompileSites([]string{"singapore"}, held.ActiveEpoch())
+	want, err := p.CompileFor([]string{"singapore"}, nil, held.ActiveEpoch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,9 @@ func TestCompileSites(t *testing.T) {
 }
 
 // An embedded switch holding only singapore routes singapore's requests
-// exactly as the plan decides: which switch holds a site does not change
-// its decisions.
+// exactly as the plan decides (which switch holds a site does not change
+// its decisions) and mumbai's, which it does not hold, as from an unknown
+// source.
 func TestCompileSitesRoutes(t *testing.T) {
 	cfg := loadConfig(t)
 	p := plans(t, cfg, start, 1, nil)[0]
@@ -121,5 +122,20 @@ func TestCompileSitesRoutes(t *testing.T) {
 		if got, want := r.route(t, sg, uint32(sla), sla), p.Decide(sg, float64(sla)).Region; got != uint8(want) {
 			t.Errorf("singapore, SLA %d ms: routed to region %d, the plan decides %d", sla, got, want)
 		}
+	}
+	// mumbai is not on this switch: an unknown source (site 0: no
+	// candidates, the fallback region 0), not mumbai's decisions.
+	mb := slices.IndexFunc(cfg.Sites, func(s config.Site) bool { return s.Name == "mumbai" })
+	elsewhere := 0
+	for _, sla := range slas {
+		if got := r.route(t, mb, uint32(1000+int(sla)), sla); got != 0 {
+			t.Errorf("mumbai (not held), SLA %d ms: routed to region %d, want 0 (unknown source)", sla, got)
+		}
+		if p.Decide(mb, float64(sla)).Region != 0 {
+			elsewhere++
+		}
+	}
+	if elsewhere == 0 {
+		t.Fatal("mumbai's plan routes every SLA to region 0 too: the check above tests nothing")
 	}
 }

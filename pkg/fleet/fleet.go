@@ -103,6 +103,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Config == nil {
 		return nil, errors.New("fleet: no configuration")
 	}
+	if o.Switches < 0 || o.Unreachable < 0 || o.Hours < 0 {
+		return nil, fmt.Errorf("fleet: %d switches, %d unreachable, %d hours: want none negative", o.Switches, o.Unreachable, o.Hours)
+	}
 	if o.Switches == 0 {
 		o.Switches = 100
 	}

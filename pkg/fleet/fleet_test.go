@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 // A small fleet through two replayed days with one switch down: every
 // reachable switch ends exactly in the final plan, the replay did not wait
 // for the unreachable one (every hour went on without it, and the run
-// took far less than its connection backoff would), and the lag metric
-// names it and only it.
+// took far less than waiting out its connection backoff would), and the lag metric
+// names it and only it; nothing keeps running afterwards.
 func TestFleetWithOneSwitchDown(t *testing.T) {
 	cfg, err := config.Load("../../examples/mumbai.yaml")
 	if err != nil {
@@ -23,9 +24,26 @@ func TestFleetWithOneSwitchDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const switches, hours = 8, 48
+	before := runtime.NumGoroutine()
+	t0 := time.Now()
 	res, err := Run(ctx, Options{Config: cfg, Switches: switches, Unreachable: 1, Hours: hours, SampleEvery: 8})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A replay that waited for the switch that is down at every hour
+	// would wait out its reconnection backoff (100 ms doubling to 5 s,
+	// p4rt.DefaultBackoff) 48 times: minutes.
+	if took := time.Since(t0); took > 30*time.Second {
+		t.Errorf("the run took %v: the replay waited for the unreachable switch", took)
+	}
+	// Nothing is left running: the unreachable switch's client is closed
+	// too (it would keep redialling the dead port).
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		t.Errorf("%d goroutines after the run, %d before: something was not stopped", n, before)
 	}
 	if res.Clean != switches || len(res.Dirty) > 0 {
 		t.Fatalf("clean %d of %d: %v", res.Clean, switches, res.Dirty)

@@ -78,9 +78,9 @@ func perCompile(b *testing.B, in compiler.Input, k int) time.Duration {
 // ratio to compiling the N = 10 configuration of the same R, measured in
 // the same run — linear growth in N reads as x-N10 ≈ N/10.
 func BenchmarkScaleCompile(b *testing.B) {
-	for _, r := range DefaultRegions {
+	for _, r := range DefaultRegions() {
 		small := inputFor(b, 10, r, "C")
-		for _, n := range DefaultSites {
+		for _, n := range DefaultSites() {
 			b.Run(fmt.Sprintf("R=%d/N=%d", r, n), func(b *testing.B) {
 				in := inputFor(b, n, r, "C")
 				st, err := compiler.Compile(in)
@@ -113,8 +113,8 @@ func BenchmarkScaleCompile(b *testing.B) {
 // to compile and plan the updates.
 func BenchmarkScaleWrites(b *testing.B) {
 	const r, hours = 32, 4
-	for _, pol := range DefaultPolicies {
-		for _, n := range DefaultSites {
+	for _, pol := range DefaultPolicies() {
+		for _, n := range DefaultSites() {
 			b.Run(fmt.Sprintf("%s/R=%d/N=%d", pol, r, n), func(b *testing.B) {
 				cfg, _, err := configgen.Generate(configgen.Options{Sites: n, Regions: r})
 				if err != nil {

@@ -66,12 +66,15 @@ type PerSwitch struct {
 	StateMB      float64 `json:"state_mb_all_switches"`
 }
 
-// DefaultSites, DefaultRegions and DefaultPolicies are the issue's grid.
-var (
-	DefaultSites    = []int{10, 100, 1000, 10000}
-	DefaultRegions  = []int{5, 12, 32}
-	DefaultPolicies = []string{"A", "B", "C", "C+", "D"}
-)
+// DefaultSites, DefaultRegions and DefaultPolicies return the issue's grid
+// (fresh slices).
+func DefaultSites() []int { return []int{10, 100, 1000, 10000} }
+
+// DefaultRegions: see DefaultSites.
+func DefaultRegions() []int { return []int{5, 12, 32} }
+
+// DefaultPolicies: see DefaultSites.
+func DefaultPolicies() []string { return []string{"A", "B", "C", "C+", "D"} }
 
 // Point is one (N, R, policy) of the grid.
 type Point struct {
@@ -189,13 +192,13 @@ func Capacities() []compiler.Capacity {
 // compile on one core); ctx stops it between points.
 func Measure(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Sites) == 0 {
-		o.Sites = DefaultSites
+		o.Sites = DefaultSites()
 	}
 	if len(o.Regions) == 0 {
-		o.Regions = DefaultRegions
+		o.Regions = DefaultRegions()
 	}
 	if len(o.Policies) == 0 {
-		o.Policies = DefaultPolicies
+		o.Policies = DefaultPolicies()
 	}
 	if o.Hours == 0 {
 		o.Hours = 24
@@ -405,7 +408,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	sort.SliceStable(pts, func(i, j int) bool {
 		a, b := pts[i], pts[j]
 		if a.Policy != b.Policy {
-			return slices.Index(DefaultPolicies, a.Policy) < slices.Index(DefaultPolicies, b.Policy)
+			return slices.Index(DefaultPolicies(), a.Policy) < slices.Index(DefaultPolicies(), b.Policy)
 		}
 		if a.Regions != b.Regions {
 			return a.Regions < b.Regions
@@ -427,11 +430,11 @@ func (r *Result) WriteText(w io.Writer) error {
 		"writes/h", "max", "changed", "fits v1model"}, rows); err != nil {
 		return err
 	}
-	if len(r.Limits) == 0 {
-		return nil
-	}
 	if err := r.writePerSwitch(w); err != nil {
 		return err
+	}
+	if len(r.Limits) == 0 {
+		return nil
 	}
 	fmt.Fprintf(w, "\n# most sites that fit (each growing table fitted as a + b·N through the two largest N measured; the first to run out binds)\n")
 	rows = rows[:0]
