@@ -34,7 +34,10 @@ control ServerEndpoint(inout p4ctl_metadata_t d) {
     apply { server_endpoint.apply(); }
 }
 
-control ReplySource(inout p4ctl_metadata_t d) {
+/* server: the server a reply names (v1model: d.server; TNA: the header's
+ * server_id, which the parser fills, so that the lookup is made in the
+ * first stage). */
+control ReplySource(in server_id_t server, inout p4ctl_metadata_t d) {
     @name(".P4ctlIngress.set_reply_source")
     action set_reply_source(ipv4_addr_t addr) {
         d.reply_source_found = true;
@@ -45,7 +48,7 @@ control ReplySource(inout p4ctl_metadata_t d) {
      * the reply is dropped (reply-rejected) and releases nothing. */
     @name(".P4ctlIngress.reply_source")
     table reply_source {
-        key = { d.server : exact @name("server"); }
+        key = { server : exact @name("server"); }
         actions = { set_reply_source; NoAction; }
         default_action = NoAction();
         size = REPLY_SOURCE_SIZE;

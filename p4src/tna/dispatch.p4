@@ -22,14 +22,17 @@
  * One dependency level per stage (README.md "Stages"):
  *   0  CandidateHash: the hash of the packet's own fields (ingress.p4 looks
  *      the pool up in the same stage);
- *   1  DispatchStage1: the policy's offset and limit, the credit clock, the
- *      hold rooms;
- *   2  DispatchStage2: the group, the cap, stale_before;
- *   3  DispatchStage3: the group's cells and slots, the threshold;
- *   4-7  ServerDispatch: the chain, one slot per stage; the least refused
+ *   1  DispatchStage1: the policy's offset, limit and cut cap, the credit
+ *      clock, the hold rooms, the level (UNBOUNDED for a new attempt);
+ *   2  DispatchStage2: the group, stale_before, the slots (dispatch_slots
+ *      by the pool base: a group's ids mod 4 are its), the cap and the
+ *      threshold in one ternary lookup (ingress.p4: the region's capacity);
+ *   3-6  ServerDispatch: the chain, one slot per stage, its register cell
+ *      group[9:2]; the group's first id (DispatchStage3), the least refused
  *      count and the candidate server beside it;
- *   8  the bound request's endpoint, or the next level's parts;
- *   9  toward the server, or what follows the refusal.
+ *   7  the bound request's endpoint, or the next level's parts;
+ *   8  toward the server, or what follows the refusal (then ingress.p4's
+ *      latency probe in 8, the sample and counters in 9).
  * Tofino runs a control's tables in sequence order (each names its
  * successor), so ingress.p4 applies DispatchStage1..3 beside its own steps
  * of those stages. Each value a later level tests is computed in a @hidden
@@ -110,12 +113,16 @@
  * earlier slot took the request (the previous link's value is not 0); else
  * the previous value passes on. The link tests only its predecessor's
  * output, so the links follow each other stage by stage. */
+/* Whether the pass tries slot K: a jbsq or jiq pass by dispatch_slots, a
+ * random one the slot of its server, meta.group (known in stage 3, a stage
+ * after the pool base that dispatch_slots is keyed on). */
+#define TRIES(K) ((meta.chain == 1 && meta.slots[K:K] == 1) || (meta.chain == 0 && meta.group[1:0] == K))
 #define CHAIN_LINK(K) \
-    if (meta.PREV_##K != 0 && meta.slots[K:K] == 1) { \
+    if (meta.PREV_##K != 0 && TRIES(K)) { \
         if (meta.d.pool_credit_tick != 0) { \
-            meta.after_slot##K = claim_##K.execute(meta.group_idx); \
+            meta.after_slot##K = claim_##K.execute(meta.group[9:2]); \
         } else { \
-            meta.after_slot##K = take_##K.execute(meta.group_idx); \
+            meta.after_slot##K = take_##K.execute(meta.group[9:2]); \
         } \
     } else { \
         pass_on_##K##_t.apply(); \
@@ -144,7 +151,7 @@ control CandidateHash(in headers_t hdr, inout tna_ingress_metadata_t meta) {
 }
 
 /* Stage 1, from the pool (server_pool in stage 0). */
-control DispatchStage1(in headers_t hdr, inout tna_ingress_metadata_t meta) {
+control DispatchStage1(in headers_t hdr, inout tna_ingress_metadata_t meta, in p4ctl_carry_h carry) {
     CreditClock() credit_clock;
 
     /* jbsq, jiq: the aligned group, offset h & size_mask & ~3; anything
@@ -154,16 +161,19 @@ control DispatchStage1(in headers_t hdr, inout tna_ingress_metadata_t meta) {
         meta.chain = chain;
         meta.offset = meta.hash_group & meta.d.pool_size_mask;
         meta.limit = (bit<32>)meta.d.pool_bound;
+        meta.cut = meta.d.pool_bound |-| meta.d.pool_long_reserve;
     }
     @hidden action group_policy_jiq() {
         meta.chain = 1;
         meta.offset = meta.hash_group & meta.d.pool_size_mask;
         meta.limit = 1;
+        meta.cut = 1 |-| meta.d.pool_long_reserve;
     }
     @hidden action pick_policy() {
         meta.chain = 0;
         meta.offset = meta.hash & meta.d.pool_size_mask;
         meta.limit = (bit<32>)meta.d.pool_bound;
+        meta.cut = meta.d.pool_bound |-| meta.d.pool_long_reserve;
     }
     @hidden table policy_t {
         key = { meta.d.pool_policy : exact; }
@@ -187,7 +197,19 @@ control DispatchStage1(in headers_t hdr, inout tna_ingress_metadata_t meta) {
         size = 1;
     }
 
+    /* the carried level, UNBOUNDED for a new attempt (level 0) */
+    @hidden action level_of() { meta.level_or_unbounded = carry.level; }
+    @hidden action unbounded_level() { meta.level_or_unbounded = UNBOUNDED; }
+    @hidden table level_t {
+        key = { carry.level : exact; }
+        actions = { level_of; unbounded_level; }
+        const default_action = level_of();
+        size = 1;
+        const entries = { 0 : unbounded_level(); }
+    }
+
     apply {
+        level_t.apply();
         /* 10.1 the candidates' offset; 10.2 the credit clock
          * (pipeline.NowTick); 10.3 the limit and the hold rooms */
         policy_t.apply();
@@ -197,52 +219,91 @@ control DispatchStage1(in headers_t hdr, inout tna_ingress_metadata_t meta) {
 }
 
 /* Stage 2. */
-control DispatchStage2(inout tna_ingress_metadata_t meta) {
-    /* the tick before which a credit has expired; also what a bind or a
-     * release writes as last_tick (+ CREDIT_TTL_TICKS = now_tick), so that
-     * every RegisterAction of a slot array reads only stale_before and
-     * threshold (a stateful ALU has two PHV inputs) */
-    @hidden action stale_before_of() { meta.stale_before = meta.now_tick - CREDIT_TTL_TICKS; }
-    @hidden table stale_before_t {
-        actions = { stale_before_of; }
-        const default_action = stale_before_of();
-        size = 1;
+control DispatchStage2(inout tna_ingress_metadata_t meta, in p4ctl_carry_h carry) {
+    DispatchSlots() dispatch_slots;
+
+    /* the group, and the tick before which a credit has expired; also
+     * what a bind or a release writes as last_tick (+ CREDIT_TTL_TICKS =
+     * now_tick), so that every RegisterAction of a slot array reads only
+     * stale_before and threshold (a stateful ALU has two PHV inputs) */
+    @hidden action group_of() {
+        meta.group = meta.d.pool_base + meta.offset;
+        meta.stale_before = meta.now_tick - CREDIT_TTL_TICKS;
     }
-    @hidden action group_of() { meta.group = meta.d.pool_base + meta.offset; }
     @hidden table group_t {
         actions = { group_of; }
         const default_action = group_of();
         size = 1;
     }
 
-    apply {
-        stale_before_t.apply();
-        group_t.apply();
-        /* 10.3 the cap (pipeline.Pool.Cap), one field per gateway */
-        if (meta.limit == 0) {
-            meta.cap = UNBOUNDED;
-        } else if (meta.d.is_long == 0) {
-            meta.cap = meta.limit;
-        } else if (meta.d.pool_long_reserve == 0) {
-            meta.cap = meta.limit;
-        } else if (meta.hold_room_long == 0) {
-            meta.cap = meta.limit;
-        } else {
-            /* bounded preemption: long_reserve slots kept for short
-             * requests (0 when the reserve is at least the limit) */
-            meta.long_cut = 1;
-            meta.cap = meta.limit |-| (bit<32>)meta.d.pool_long_reserve;
+    /* 10.3 the cap (pipeline.Pool.Cap) and the pass's threshold
+     * (pipeline.Pool.Threshold) in one lookup, from stage 1's limit, cut
+     * cap (limit |-| long_reserve) and level_or_unbounded (the carried
+     * level, UNBOUNDED for a new attempt): the cap is UNBOUNDED when the
+     * limit is 0, the cut cap for a long request in a pool with a reserve
+     * and deferrals left (bounded preemption, long_cut), else the limit; a
+     * forced round's threshold is the level; a new attempt in an unbounded
+     * jbsq pool tries an idle server first (1); otherwise the threshold is
+     * min(level_or_unbounded, cap): the cap for a new attempt, min(level,
+     * cap) for a level round. A ternary table rather than a tree of
+     * gateways: one logical table in a stage that is full */
+    @hidden action unbounded_forced() { meta.cap = UNBOUNDED; meta.threshold = carry.level; }
+    @hidden action unbounded_idle()   { meta.cap = UNBOUNDED; meta.threshold = 1; }
+    @hidden action unbounded()        { meta.cap = UNBOUNDED; meta.threshold = meta.level_or_unbounded; }
+    @hidden action limit_forced()     { meta.cap = meta.limit; meta.threshold = carry.level; }
+    @hidden action limit_cap()        { meta.cap = meta.limit; meta.threshold = min(meta.level_or_unbounded, meta.limit); }
+    @hidden action cut_forced() {
+        meta.long_cut = 1;
+        meta.cap = (bit<32>)meta.cut;
+        meta.threshold = carry.level;
+    }
+    @hidden action cut_cap() {
+        meta.long_cut = 1;
+        meta.cap = (bit<32>)meta.cut;
+        meta.threshold = min(meta.level_or_unbounded, (bit<32>)meta.cut);
+    }
+    @hidden table cap_threshold_t {
+        key = {
+            meta.limit               : ternary;
+            meta.d.is_long           : ternary;
+            meta.d.pool_long_reserve : ternary;
+            meta.hold_room_long      : ternary;
+            carry.forced             : ternary;
+            carry.level              : ternary;
+            meta.chain               : ternary;
         }
+        actions = { unbounded_forced; unbounded_idle; unbounded; limit_forced; limit_cap; cut_forced; cut_cap; }
+        const default_action = cut_cap();
+        size = 16;
+        /* first match wins, in this order */
+        const entries = {
+            (0, _, _, _, 1, _, _) : unbounded_forced();
+            (0, _, _, _, _, 0, 1) : unbounded_idle();
+            (0, _, _, _, _, _, _) : unbounded();
+            (_, 0, _, _, 1, _, _) : limit_forced();
+            (_, 0, _, _, _, _, _) : limit_cap();
+            (_, _, 0, _, 1, _, _) : limit_forced();
+            (_, _, 0, _, _, _, _) : limit_cap();
+            (_, _, _, 0, 1, _, _) : limit_forced();
+            (_, _, _, 0, _, _, _) : limit_cap();
+            (_, _, _, _, 1, _, _) : cut_forced();
+        }
+    }
+
+    apply {
+        group_t.apply();
+        /* 10.1 the slots a jbsq or jiq pass tries: its group's ids mod 4
+         * are the pool base's (the offset is a multiple of 4); a random
+         * pass tries the slot of meta.group (ServerDispatch tests it) */
+        dispatch_slots.apply(meta.chain, meta.d.pool_base[1:0], meta.d.pool_size_mask[1:0], meta.slots);
+        cap_threshold_t.apply();
     }
 }
 
 /* Stage 3. */
-control DispatchStage3(inout tna_ingress_metadata_t meta, in p4ctl_carry_h carry) {
-    DispatchSlots() dispatch_slots;
-
-    /* the cell every slot array holds for the group, and the group's first id */
+control DispatchStage3(inout tna_ingress_metadata_t meta) {
+    /* the group's first id: slot k's server is group_base | k */
     @hidden action group_cells() {
-        meta.group_idx = meta.group[9:2];
         meta.group_base = meta.group & CANDIDATE_GROUP_MASK;
     }
     @hidden table group_cells_t {
@@ -252,27 +313,11 @@ control DispatchStage3(inout tna_ingress_metadata_t meta, in p4ctl_carry_h carry
     }
 
     apply {
-        /* 10.1 the group's cells and the slots the chain tries */
         group_cells_t.apply();
-        dispatch_slots.apply(meta.chain, meta.group[1:0], meta.d.pool_size_mask[1:0], meta.slots);
-        /* 10.3 the pass's threshold (pipeline.Pool.Threshold) */
-        if (carry.forced == 1) {
-            meta.threshold = carry.level;
-        } else if (carry.level != 0) {
-            /* a level round */
-            meta.threshold = min(carry.level, meta.cap);
-        } else if (meta.chain == 1 && meta.cap == UNBOUNDED) {
-            /* a new attempt in an unbounded jbsq pool: an idle server
-             * first */
-            meta.threshold = 1;
-        } else {
-            /* a new attempt: first fit below the cap */
-            meta.threshold = meta.cap;
-        }
     }
 }
 
-/* Stages 4-9: the chain and what it found (requests); the credit release
+/* Stages 3-8: the chain and what it found (requests); the credit release
  * (valid replies). */
 control ServerDispatch(inout headers_t hdr,
                        inout tna_ingress_metadata_t meta,
@@ -290,7 +335,7 @@ control ServerDispatch(inout headers_t hdr,
     PASS_ON(3)
     ServerEndpoint() server_endpoint;
 
-    /* stages 6, 7: the least refused count so far, for the level round */
+    /* stages 5, 6: the least refused count so far, for the level round */
     @hidden action min_refused01_of() { meta.min_refused01 = min(meta.after_slot0, meta.after_slot1); }
     @hidden table min_refused01_t {
         actions = { min_refused01_of; }
@@ -303,16 +348,14 @@ control ServerDispatch(inout headers_t hdr,
         const default_action = min_refused012_of();
         size = 1;
     }
-    /* stage 8: the least refused count m = min(min_refused012,
-     * after_slot3), in two halves that stage 9 combines: some server is
-     * below the cap iff cap |-| m > 0, i.e. iff either half's room is; the
-     * next level m |+| 1 is the lesser of the halves' (saturation keeps the
-     * order) */
+    /* stage 7: the least refused count m = min(min_refused012,
+     * after_slot3), and its two halves' rooms, which stage 8 tests: some
+     * server is below the cap iff cap |-| m > 0, i.e. iff either half's
+     * room is; the next level is m |+| 1 */
     @hidden action level_parts() {
         meta.level_room012 = meta.cap |-| meta.min_refused012;
         meta.level_room3 = meta.cap |-| meta.after_slot3;
-        meta.next_level012 = meta.min_refused012 |+| 1;
-        meta.next_level3 = meta.after_slot3 |+| 1;
+        meta.min_refused = min(meta.min_refused012, meta.after_slot3);
     }
     @hidden table level_parts_t {
         actions = { level_parts; }
@@ -320,22 +363,22 @@ control ServerDispatch(inout headers_t hdr,
         size = 1;
     }
 
-    /* stage 7: the server the request is bound to if it is: the first slot
+    /* stage 6: the server the request is bound to if it is: the first slot
      * whose link took it, else slot 3 (whose claim runs beside this), so
-     * that stage 8 can look its endpoint up */
+     * that stage 7 can look its endpoint up */
     @hidden action candidate_server(bit<16> k) {
         meta.d.server = meta.group_base | k;
     }
-    /* stage 9: toward the server, or around again (ingress.p4's send;
+    /* stage 8: toward the server, or around again (ingress.p4's send;
      * here so that the two are branches of one if, which the compiler
      * places in one stage) */
     @hidden action send(port_t port) {
         ig_tm_md.ucast_egress_port = port;
         ig_dprsr_md.drop_ctl = 0;
     }
-    /* stage 9: the next round's threshold */
+    /* stage 8: the next round's threshold */
     @hidden action level_round() {
-        carry.level = min(meta.next_level012, meta.next_level3);
+        carry.level = meta.min_refused |+| 1;
         meta.d.ev_outcome_on = 1;
         meta.d.ev_outcome = EVENT_LEVEL_ROUND;
     }
@@ -359,11 +402,11 @@ control ServerDispatch(inout headers_t hdr,
 
         /* 10.4 the chain, slot by slot in stage order */
         if (meta.threshold != 0) {
-            if (meta.slots[0:0] == 1) {
+            if (TRIES(0)) {
                 if (meta.d.pool_credit_tick != 0) {
-                    meta.after_slot0 = claim_0.execute(meta.group_idx);
+                    meta.after_slot0 = claim_0.execute(meta.group[9:2]);
                 } else {
-                    meta.after_slot0 = take_0.execute(meta.group_idx);
+                    meta.after_slot0 = take_0.execute(meta.group[9:2]);
                 }
             } else {
                 meta.after_slot0 = UNBOUNDED;

@@ -9,7 +9,8 @@
  * selection) writes the region into hdr.region_id and recirculates; the
  * dispatch pass (steps 7-10) and every later pass of the request look up
  * next hop and pool by hdr.region_id in stage 0 and start the chain at
- * stage 4. The two kinds of pass are branches of one if, so their stages
+ * stage 3 (10 stages in all). The two kinds of pass are branches of one
+ * if, so their stages
  * overlap.
  *
  * Every table, action, register and counter keeps the P4Info name
@@ -117,6 +118,31 @@ control P4ctlIngress(inout tna_headers_t hdr,
         meta.d.ev_outcome = e;
     }
 
+    /* the reply branch's leaves, one action each */
+    @hidden action reply_remote() {
+        meta.d.probe_reply = true;
+        meta.reply_fwd = 1;
+    }
+    @hidden action reply_valid() {
+        meta.valid_reply = 1;
+        meta.d.ev_outcome_on = 1;
+        meta.d.ev_outcome = EVENT_REPLY_RELEASED;
+        meta.d.probe_reply = true;
+        meta.reply_fwd = 1;
+    }
+    /* step 8: toward a remote region */
+    @hidden action to_remote() {
+        hdr.h.ethernet.dst_addr = meta.d.nh_dmac;
+        hdr.h.ipv4.dst_addr = meta.d.nh_addr;
+        ig_tm_md.ucast_egress_port = meta.d.nh_port;
+        ig_dprsr_md.drop_ctl = 0;
+        hdr.h.p4ctl.server_id = NO_SERVER;
+        hdr.h.udp.checksum = 0;
+        meta.d.ipv4_rewritten = true;
+        meta.d.count_routed = 1;
+        meta.d.probe_request = true;
+    }
+
     @hidden action send(port_t port) {
         ig_tm_md.ucast_egress_port = port;
         ig_dprsr_md.drop_ctl = 0;
@@ -137,34 +163,21 @@ control P4ctlIngress(inout tna_headers_t hdr,
         ig_dprsr_md.drop_ctl = 1;              /* dropped unless a step forwards */
         /* the pass clock: a slice of global_tstamp moved by the hash unit */
         pass_clock_t.apply();
-        /* A first pass starts with an empty carry; a recirculated request
-         * brings its own (parser.p4). */
-        if (!hdr.carry.isValid()) {
-            hdr.carry.setValid();
-            hdr.carry.level = 0;
-            hdr.carry.forced = 0;
-            hdr.carry.region_held = 0;
-            hdr.carry.spill = 0;
-            hdr.carry.exhausted = 0;
-            hdr.carry.nack_release = 0;
-            hdr.carry.nearest = 0;
-            hdr.carry.cand = 0;
-            hdr.carry.selected = 0;
-            hdr.carry.fallback = 0;
-            hdr.carry.pad = 0;
-            hdr.carry.client_port = ig_intr_md.ingress_port;
-        }
+        /* A first pass starts with an empty carry, a recirculated
+         * request brings its own (parser.p4). */
 
         /* What every packet looks up and computes in stage 0 (l3_forward:
          * 0-1), whether or not a later step uses it (these only set
          * metadata), keyed on what the parser read: the exec class (step
          * 4), the header region's next hop and pool (step 7 of a dispatch
-         * pass) and bit, the reply's server, the probe cell, the candidate
+         * pass) and bit, the reply's server and its reply_source (step
+         * 11, by the header's server_id), the probe cell, the candidate
          * hash, l2/l3 forwarding (steps 2, 3, 11). */
         exec_class.apply(hdr.h, meta.d);
         next_hop.apply(hdr.h.p4ctl.region_id, meta.d);
         region_bit.apply(hdr.h.p4ctl.region_id, meta.region_bit);
         reply_server_t.apply();
+        reply_source.apply(hdr.h.p4ctl.server_id, meta.d);
         probe_cell_t.apply();
         candidate_hash.apply(hdr.h, meta);
         forwarding.apply(hdr.h, meta.d, !hdr.h.ipv4.isValid());
@@ -225,66 +238,53 @@ control P4ctlIngress(inout tna_headers_t hdr,
              * 7-11, from the stage-0 lookups. */
             bool is_request = hdr.h.p4ctl.msg_type == MSG_REQUEST;
             bool nack_pass = is_request && hdr.carry.nack_release == 1;
-            bool valid_reply = false;
-            bool local = false;
 
-            /* Stage 1: the pass's kind. What the chain needs is applied
+            /* Stage 1: the pass's kind, each leaf one action (a stage
+             * holds 16 logical tables). What the chain needs is applied
              * stage by stage beside these steps (DispatchStage1..3: a
              * control's tables run in sequence order, dispatch.p4). */
-            dispatch_stage1.apply(hdr.h, meta);
+            dispatch_stage1.apply(hdr.h, meta, hdr.carry);
             rest_t.apply();
-            reply_source.apply(meta.d);
             if (!is_request) {
-                /* step 11: a reply names its region and server */
+                /* step 11: a reply names its region and server (its
+                 * forwarding, by l3_forward, which spans stages 0-1, is
+                 * done at the end of the pass: reply_fwd) */
                 if (hdr.h.p4ctl.server_id == NO_SERVER) {
                     /* a remote region's reply */
-                    meta.d.probe_reply = true;
-                    if (meta.d.forward) {
-                        send(meta.d.out_port);
-                    }
+                    reply_remote();
                 } else if (!meta.d.reply_source_found || hdr.h.ipv4.src_addr != meta.d.reply_addr) {
                     /* only the server's own replies release */
                     outcome(EVENT_REPLY_REJECTED);
                 } else {
                     /* a valid reply: it releases (steps 9, 11 below) */
-                    valid_reply = true;
-                    outcome(EVENT_REPLY_RELEASED);
-                    meta.d.probe_reply = true;
-                    if (meta.d.forward) {
-                        send(meta.d.out_port);
-                    }
+                    reply_valid();
                 }
             } else if (!nack_pass) {
                 /* step 7: the next hop of hdr.region_id */
                 if (meta.d.next_hop == NEXT_HOP_REMOTE) {
                     /* step 8: remote region */
-                    hdr.h.ethernet.dst_addr = meta.d.nh_dmac;
-                    hdr.h.ipv4.dst_addr = meta.d.nh_addr;
-                    send(meta.d.nh_port);
-                    hdr.h.p4ctl.server_id = NO_SERVER;
-                    hdr.h.udp.checksum = 0;
-                    meta.d.ipv4_rewritten = true;
-                    meta.d.count_routed = 1;
-                    meta.d.probe_request = true;
+                    to_remote();
                 } else if (meta.d.next_hop != NEXT_HOP_LOCAL || !meta.d.pool_found) {
                     /* steps 8, 10: no next hop, no pool */
                     outcome(EVENT_UNREACHABLE);
                 } else {
-                    local = true;
+                    meta.local = 1;
                 }
             }
 
             /* Stage 2. Step 9: the region's capacity — acquired by a
              * request's first local pass, returned by the NACK pass and by
-             * valid replies; region_full != 0: the acquire was refused */
-            dispatch_stage2.apply(meta);
-            if (nack_pass || valid_reply || (local && hdr.carry.region_held == 0)) {
-                capacity.apply(hdr.h.p4ctl.region_id, meta.d, hdr.carry, nack_pass || valid_reply, meta.region_full);
+             * valid replies; region_full != 0: the acquire was refused
+             * (beside the cap, threshold and slots, so that the chain's
+             * slot 0 follows in stage 3) */
+            dispatch_stage2.apply(meta, hdr.carry);
+            if (nack_pass || meta.valid_reply == 1 || (meta.local == 1 && hdr.carry.region_held == 0)) {
+                capacity.apply(hdr.h.p4ctl.region_id, meta.d, hdr.carry, nack_pass || meta.valid_reply == 1, meta.region_full);
             }
 
             /* Stage 3 on: steps 5, 9 (a refused acquire), 10 (the chain
-             * from stage 4), 11 */
-            dispatch_stage3.apply(meta, hdr.carry);
+             * from stage 3), 11 */
+            dispatch_stage3.apply(meta);
 
             if (nack_pass) {
                 /* step 5 */
@@ -313,8 +313,8 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 }
                 send(RECIRC_PORT);
                 outcome(EVENT_REGION_FULL);
-            } else if (local || valid_reply) {
-                if (local) {
+            } else if (meta.local == 1 || meta.valid_reply == 1) {
+                if (meta.local == 1) {
                     hdr.carry.region_held = 1;
                     hdr.carry.spill = 0;
                     hdr.carry.exhausted = 0;
@@ -323,8 +323,13 @@ control P4ctlIngress(inout tna_headers_t hdr,
                 }
                 /* step 10 (requests: toward the server or around again),
                  * step 11 (replies) */
-                dispatch.apply(hdr.h, meta, hdr.carry, valid_reply, ig_dprsr_md, ig_tm_md);
+                dispatch.apply(hdr.h, meta, hdr.carry, meta.valid_reply == 1, ig_dprsr_md, ig_tm_md);
             }
+        }
+
+        /* a reply's forwarding (l3_forward), decided in its branch */
+        if (meta.reply_fwd == 1 && meta.d.forward) {
+            send(meta.d.out_port);
         }
 
         /* latency probes: the request bound or forwarded, the reply */

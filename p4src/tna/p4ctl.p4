@@ -60,30 +60,33 @@ struct tna_ingress_metadata_t {
     bit<8>       hold_room;       /* 1: max_holds |-| hold_count            */
     bit<8>       hold_room_long;  /* 1: long_max_holds |-| hold_count       */
     bit<32>      now_tick;        /* 1: the pool's credit clock             */
+    bit<32>      level_or_unbounded; /* 1: carry.level; 0: UNBOUNDED        */
+    bit<16>      cut;             /* 1: limit |-| long_reserve              */
     server_id_t  group;           /* 2: base + offset                       */
     bit<32>      cap;             /* 2: pipeline.Pool.Cap                   */
     bit<1>       long_cut;        /* 2: bounded preemption lowered the cap  */
     bit<32>      stale_before;    /* 2: now_tick - CREDIT_TTL_TICKS         */
-    bit<32>      threshold;       /* 3: pipeline.Pool.Threshold             */
-    bit<8>       group_idx;       /* 3: group >> 2: the cell in every slot  */
+    bit<32>      threshold;       /* 2: pipeline.Pool.Threshold             */
     server_id_t  group_base;      /* 3: group & ~3: slot k's server is | k  */
-    bit<4>       slots;           /* 3: the slots the chain tries           */
-    /* 4-7: the chain after slot k: 0 = a slot <= k took the request, else
+    bit<4>       slots;           /* 2: the slots a jbsq or jiq pass tries  */
+    /* 3-6: the chain after slot k: 0 = a slot <= k took the request, else
      * the refused count of the last slot tried (UNBOUNDED before any) */
     bit<32>      after_slot0;
     bit<32>      after_slot1;
     bit<32>      after_slot2;
     bit<32>      after_slot3;
-    bit<32>      min_refused01;   /* 6: min(after_slot0, after_slot1)       */
-    bit<32>      min_refused012;  /* 7: min(min_refused01, after_slot2)     */
-    bit<32>      level_room012;   /* 8: cap |-| min_refused012              */
-    bit<32>      level_room3;     /* 8: cap |-| after_slot3                 */
-    bit<32>      next_level012;   /* 8: min_refused012 |+| 1                */
-    bit<32>      next_level3;     /* 8: after_slot3 |+| 1                   */
+    bit<32>      min_refused01;   /* 5: min(after_slot0, after_slot1)       */
+    bit<32>      min_refused012;  /* 6: min(min_refused01, after_slot2)     */
+    bit<32>      level_room012;   /* 7: cap |-| min_refused012              */
+    bit<32>      level_room3;     /* 7: cap |-| after_slot3                 */
+    bit<32>      min_refused;     /* 7: min(min_refused012, after_slot3)    */
     /* ingress.p4, capacity.p4 */
     region_set_t region_bit;      /* 0: 1 << hdr.region_id (region_bit)     */
     region_set_t rest;            /* 1: carry.cand & ~region_bit            */
-    bit<32>      region_full;     /* 3: a refused acquire's count; 0 = held */
+    bit<1>       valid_reply;     /* 1: a reply of the server it names      */
+    bit<1>       local;           /* 1: a request for a local region's pool */
+    bit<1>       reply_fwd;       /* 1: a reply l3_forward forwards         */
+    bit<32>      region_full;     /* 2: a refused acquire's count; 0 = held */
     bit<13>      probe_cell;      /* 0: the header's latency_probe cell     */
     /* latency probes (probe.p4) */
     bit<32>      now;             /* global_tstamp[41:10] (1.024 µs units)  */

@@ -30,8 +30,23 @@ parser P4ctlIngressParser(packet_in pkt,
         transition parse_packet;
     }
 
+    /* a first pass starts with an empty carry (set here rather than in
+     * ingress, so that stage 0 can read it) */
     state parse_port_metadata {
         pkt.advance(PORT_METADATA_SIZE);
+        hdr.carry.setValid();
+        hdr.carry.level = 0;
+        hdr.carry.forced = 0;
+        hdr.carry.region_held = 0;
+        hdr.carry.spill = 0;
+        hdr.carry.exhausted = 0;
+        hdr.carry.nack_release = 0;
+        hdr.carry.nearest = 0;
+        hdr.carry.cand = 0;
+        hdr.carry.selected = 0;
+        hdr.carry.fallback = 0;
+        hdr.carry.pad = 0;
+        hdr.carry.client_port = ig_intr_md.ingress_port;
         transition parse_packet;
     }
 

@@ -66,7 +66,10 @@ control RegionBit(in region_id_t region, out region_set_t bit_r) {
  * (chain = 1) the pool's members of the aligned group, i.e. the offsets j
  * with j & ~size_mask = 0 shifted by base mod 4 (sel); for random (chain =
  * 0) the slot of the hashed server (sel = its id mod 4). Four bits, slot k
- * = bit k.
+ * = bit k. dispatch.p4 looks it up in stage 2 by the pool base mod 4 (a
+ * jbsq or jiq group's ids mod 4 are its, the offset being a multiple of 4)
+ * and tests a random pass's slot, meta.group mod 4, itself (the group is
+ * known a stage later).
  */
 control DispatchSlots(in bit<1> chain, in bit<2> sel, in bit<2> mask_lo, out bit<4> slots) {
     @name(".P4ctlIngress.set_dispatch_slots")

@@ -137,7 +137,7 @@ control P4ctlIngress(inout headers_t hdr,
                     meta.d.probe_reply = true;
                 } else {
                     /* only the server's own replies release */
-                    reply_source.apply(meta.d);
+                    reply_source.apply(meta.d.server, meta.d);
                     if (!meta.d.reply_source_found || hdr.ipv4.src_addr != meta.d.reply_addr) {
                         outcome(EVENT_REPLY_REJECTED);
                     } else {
