@@ -133,7 +133,9 @@ control CandidateHash(in headers_t hdr, inout tna_ingress_metadata_t meta) {
     Hash<bit<16>>(HashAlgorithm_t.CRC32) candidate_hash;   /* reflected CRC-32, as zlib */
 
     /* pipeline.CandidateHash of the packet's own fields, and its
-     * group-aligned copy h & ~3 (bits 1:0 stay 0: metadata starts at 0);
+     * group-aligned copy h & ~3 (bits 1:0 stay 0: metadata starts at 0,
+     * @pa_auto_init_metadata, and nothing may write them: dispatch_slots is
+     * keyed by the pool base on the strength of group[1:0] = base[1:0]);
      * 30 bits of hash output (an action carries at most 32) */
     @hidden action candidate_hash_of() {
         bit<16> h = candidate_hash.get({ hdr.ipv4.src_addr, hdr.udp.src_port,

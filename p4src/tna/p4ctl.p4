@@ -60,7 +60,7 @@ struct tna_ingress_metadata_t {
     bit<8>       hold_room;       /* 1: max_holds |-| hold_count            */
     bit<8>       hold_room_long;  /* 1: long_max_holds |-| hold_count       */
     bit<32>      now_tick;        /* 1: the pool's credit clock             */
-    bit<32>      level_or_unbounded; /* 1: carry.level; 0: UNBOUNDED        */
+    bit<32>      level_or_unbounded; /* 1: carry.level, UNBOUNDED if it is 0 */
     bit<16>      cut;             /* 1: limit |-| long_reserve              */
     server_id_t  group;           /* 2: base + offset                       */
     bit<32>      cap;             /* 2: pipeline.Pool.Cap                   */
