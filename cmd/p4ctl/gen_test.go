@@ -8,8 +8,9 @@ import (
 )
 
 // gen config writes a configuration the other commands load; compiled for
-// the v1model program, one that overflows a table is refused naming the
-// table, its need and its limit, and one that fits is planned.
+// the v1model program, one that overflows a table is refused (exit 2)
+// naming the table, its need and its limit, and one that fits is planned;
+// partitioned among switches, one switch's state is planned with --target.
 func TestGenConfig(t *testing.T) {
 	dir := t.TempDir()
 	small, big := filepath.Join(dir, "small.yaml"), filepath.Join(dir, "big.yaml")
@@ -35,8 +36,19 @@ func TestGenConfig(t *testing.T) {
 		t.Fatalf("gen: %s", errOut)
 	}
 	code, _, errOut = p4ctl(t, "plan", "-c", big)
-	if code == 0 || !strings.Contains(errOut, "sla_feasibility needs") || !strings.Contains(errOut, "the table holds 4096") {
-		t.Fatalf("plan of 400 sites × 32 regions: exit %d: %s", code, errOut)
+	if code != 2 || !strings.Contains(errOut, "sla_feasibility needs") || !strings.Contains(errOut, "the table holds 4096") {
+		t.Fatalf("plan of 400 sites × 32 regions: exit %d (want 2: the configuration does not fit): %s", code, errOut)
+	}
+	// Partitioned among 8 switches, each switch's state fits: plan one.
+	part := filepath.Join(dir, "part.yaml")
+	if code, out, errOut := p4ctl(t, "gen", "config", "--sites", "400", "--regions", "32", "--switches", "8", "--partition", "--file", part); code != 0 || !strings.Contains(out, "sites partitioned among the switches") {
+		t.Fatalf("gen --partition: exit %d: %s%s", code, out, errOut)
+	}
+	if code, out, errOut := p4ctl(t, "plan", "-c", part, "--target", "edge-0000", "--table", "client_site"); code != 0 || strings.Count(out, "client_site") == 0 || strings.Count(out, "client_site") >= 400 {
+		t.Fatalf("plan --target edge-0000: exit %d, %d client_site entries\n%s", code, strings.Count(out, "client_site"), errOut)
+	}
+	if code, _, errOut := p4ctl(t, "plan", "-c", part, "--target", "edge-9999"); code != 2 || !strings.Contains(errOut, "no such target") {
+		t.Errorf("unknown --target: exit %d: %s", code, errOut)
 	}
 	if code, _, errOut := p4ctl(t, "gen", "config", "--sites", "0"); code != 2 || !strings.Contains(errOut, "--sites 0") {
 		t.Errorf("--sites 0: exit %d: %s", code, errOut)

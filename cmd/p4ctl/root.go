@@ -9,9 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/p4ctl/p4ctl/pkg/compiler"
 )
 
-// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage; diff, as
+// Exit codes: 0 success, 1 error (or drift, for diff), 2 usage (also a
+// configuration whose state does not fit the target's tables); diff, as
 // kubectl diff, keeps 1 for drift alone and exits exitDiffError on any
 // other error, so a script can tell drift from failure.
 const (
@@ -164,7 +167,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ec.code
 	}
 	fmt.Fprintln(stderr, "error:", err)
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
+	// A state that does not fit the target's tables is the configuration's
+	// problem, as a validation error is (docs/SCALING.md).
+	var oe *compiler.OverflowError
+	if errors.As(err, &ue) || errors.As(err, &oe) || strings.HasPrefix(err.Error(), "unknown command") ||
 		strings.HasPrefix(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "requires ") {
 		return exitUsage
 	}
