@@ -17,7 +17,7 @@ type fleetOptions struct {
 	configFlag
 	switches, unreachable, hours int
 	outDir                       string
-	noPlots                      bool
+	noPlots, targetSites         bool
 	format                       output.Format
 }
 
@@ -34,7 +34,8 @@ one fleet-wide hourly update (submission to every reachable switch holding
 the plan; grace period 0), RSS and goroutines over time, the final diff of
 every reachable switch and p4ctl_target_lag_hours of the targets that lag.
 Plots of memory over the hours and of the update-time CDF go to --out-dir.
-Default configuration: examples/mumbai.yaml (its targets are ignored).
+Default configuration: examples/mumbai.yaml (its targets are ignored, unless
+--target-sites: then switch i is target i and holds only its sites).
 docs/SCALING.md has the figures of this machine.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
@@ -46,6 +47,7 @@ docs/SCALING.md has the figures of this machine.`,
 	f.IntVar(&o.hours, "hours", 8760, "replayed hours")
 	f.StringVar(&o.outDir, "out-dir", "out/fleet", "directory for PNG/SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
+	f.BoolVar(&o.targetSites, "target-sites", false, "switch i is the configuration's target i and holds only its sites (targets[].sites, p4ctl gen config --partition)")
 	output.AddFlag(f, &o.format)
 	return cmd
 }
@@ -91,7 +93,7 @@ func (r fleetResult) WriteText(w io.Writer) error {
 func (o *fleetOptions) Run(ctx context.Context, s *streams) error {
 	progress, done := newProgress(s.Err, "fleet")
 	defer done()
-	res, err := fleet.Run(ctx, fleet.Options{Config: o.cfg, Switches: o.switches, Unreachable: o.unreachable, Hours: o.hours, Progress: progress})
+	res, err := fleet.Run(ctx, fleet.Options{Config: o.cfg, Switches: o.switches, Unreachable: o.unreachable, Hours: o.hours, TargetSites: o.targetSites, Progress: progress})
 	done()
 	if err != nil {
 		return err

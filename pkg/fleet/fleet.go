@@ -40,6 +40,12 @@ type Options struct {
 	Switches    int            // reachable embedded switches (default 100)
 	Unreachable int            // extra targets nobody answers (default 0)
 	Hours       int            // replayed hours (default 8760: a year)
+	// TargetSites makes switch i the configuration's target i: its name
+	// and the sites it serves (targets[].sites, e.g. p4ctl gen config
+	// --partition), so that every switch holds its own state. The
+	// configuration needs at least Switches targets. Without it every
+	// switch holds every site and the configuration's targets are ignored.
+	TargetSites bool
 	Start       time.Time      // first hour (default 2022-01-01T00Z)
 	// SampleEvery is how many hours apart RSS and goroutines are sampled
 	// (default Hours/100, at least 1).
@@ -66,7 +72,7 @@ type Result struct {
 	Switches    int       `json:"switches"`
 	Unreachable int       `json:"unreachable"`
 	Hours       int       `json:"hours"`
-	Entries     int       `json:"entries_per_switch"`
+	Entries     int       `json:"entries_per_switch"` // the most one switch holds
 	Seconds     float64   `json:"seconds"`
 	HoursPerSec float64   `json:"hours_per_second"`
 	// Fleet-wide update time, ms: percentiles over the hours.
@@ -109,6 +115,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Switches == 0 {
 		o.Switches = 100
 	}
+	if o.TargetSites && len(o.Config.Targets) < o.Switches {
+		return nil, fmt.Errorf("fleet: switches from the configuration's targets: it has %d, %d asked", len(o.Config.Targets), o.Switches)
+	}
 	if o.Hours == 0 {
 		o.Hours = 8760
 	}
@@ -128,7 +137,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("fleet: switch %d: %w", i, err)
 		}
 		defer e.Stop()
-		targets = append(targets, controller.Target{Name: fmt.Sprintf("edge-%03d", i), Addr: e.Addr(), DeviceID: 1, ElectionID: p4rt.Election(1)})
+		t := controller.Target{Name: fmt.Sprintf("edge-%03d", i), Addr: e.Addr(), DeviceID: 1, ElectionID: p4rt.Election(1)}
+		if o.TargetSites {
+			t.Name, t.Sites = o.Config.Targets[i].Name, o.Config.Targets[i].Sites
+		}
+		targets = append(targets, t)
 	}
 	for i := range o.Unreachable {
 		addr, err := deadAddr()
@@ -208,7 +221,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Dirty = append(res.Dirty, t.Name+": "+err.Error())
 			continue
 		}
-		d := controller.NewDriverWithClient(controller.Target{Name: t.Name}, c, controller.DriverOptions{Log: o.Log})
+		d := controller.NewDriverWithClient(controller.Target{Name: t.Name, Sites: t.Sites}, c, controller.DriverOptions{Log: o.Log})
 		ch, st, err := drift(ctx, d, final)
 		switch {
 		case err != nil:
@@ -217,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Dirty = append(res.Dirty, fmt.Sprintf("%s: %d inserts, %d modifies, %d deletes", t.Name, len(ch.Insert), len(ch.Modify), len(ch.Delete)))
 		default:
 			res.Clean++
-			res.Entries = len(st.Entries)
+			res.Entries = max(res.Entries, len(st.Entries))
 		}
 		c.Close()
 	}
@@ -290,7 +303,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fleet: %d embedded switches (loopback P4Runtime) + %d unreachable, %d replayed hours at unpaced speed; %s, %s\n",
 		r.Switches, r.Unreachable, r.Hours, r.Machine, r.Date.Format("2006-01-02"))
-	fmt.Fprintf(&b, "%.0f s, %.1f hours/s; fleet-wide update p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d entries per switch)\n",
+	fmt.Fprintf(&b, "%.0f s, %.1f hours/s; fleet-wide update p50 %.1f ms, p99 %.1f ms, max %.1f ms (up to %d entries per switch)\n",
 		r.Seconds, r.HoursPerSec, r.UpdateP50, r.UpdateP99, r.UpdateMax, r.Entries)
 	if n := len(r.Samples); n > 0 {
 		fmt.Fprintf(&b, "RSS %.0f MB at start, %.0f MB at the end (%+.1f MB after warm-up; after warm-up %.0f..%.0f MB, trend %+.2f MB per 1000 h); goroutines %d → %d (%+d after warm-up)\n",

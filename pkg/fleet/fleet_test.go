@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/configgen"
 )
 
 // A small fleet through two replayed days with one switch down: every
@@ -96,5 +97,33 @@ func TestRSSTrend(t *testing.T) {
 				t.Errorf("trend %.3f MB/1000 h in %v..%v, want %.3f±%v in %v..%v", slope, lo, hi, c.slope, c.tolerance, c.lo, c.hi)
 			}
 		})
+	}
+}
+
+// With the configuration's targets, each switch holds only its own sites
+// (targets[].sites) and ends in its own final state.
+func TestFleetTargetSites(t *testing.T) {
+	cfg, _, err := configgen.Generate(configgen.Options{Sites: 60, Regions: 12, Switches: 4, Partition: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	whole, err := Run(ctx, Options{Config: cfg, Switches: 2, Hours: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, Options{Config: cfg, Switches: 4, Hours: 3, TargetSites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Clean != 4 || len(res.Dirty) > 0 {
+		t.Fatalf("clean %d of 4: %v", res.Clean, res.Dirty)
+	}
+	if res.Entries == 0 || res.Entries >= whole.Entries {
+		t.Errorf("the largest switch holds %d entries, every site takes %d: want fewer", res.Entries, whole.Entries)
+	}
+	if _, err := Run(ctx, Options{Config: cfg, Switches: 5, Hours: 1, TargetSites: true}); err == nil {
+		t.Error("5 switches from 4 targets: accepted")
 	}
 }
