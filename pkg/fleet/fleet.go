@@ -46,7 +46,7 @@ type Options struct {
 	// configuration needs at least Switches targets. Without it every
 	// switch holds every site and the configuration's targets are ignored.
 	TargetSites bool
-	Start       time.Time      // first hour (default 2022-01-01T00Z)
+	Start       time.Time // first hour (default 2022-01-01T00Z)
 	// SampleEvery is how many hours apart RSS and goroutines are sampled
 	// (default Hours/100, at least 1).
 	SampleEvery int
