@@ -113,13 +113,12 @@ func diff(oe, ne []Entry, skip map[string]bool) Changes {
 
 // initialDefault returns the program's initial default entry of a table.
 func initialDefault(table string) (Entry, bool) {
-	prog := pipeline.Schema()
-	t, ok := prog.Table(table)
+	t, ok := pipeline.LookupTable(table)
 	if !ok {
 		return Entry{}, false
 	}
 	e := Entry{Table: table, Default: true, Action: t.DefaultAction}
-	if a, ok := prog.Action(t.DefaultAction); ok {
+	if a, ok := pipeline.LookupAction(t.DefaultAction); ok {
 		for i, p := range a.Params {
 			var v uint64
 			if i < len(t.DefaultParams) {

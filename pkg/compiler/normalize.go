@@ -12,8 +12,7 @@ import (
 // care" restored explicitly (ternary mask 0, LPM /0, range 0..max), ternary
 // values masked, and every value checked against its bit width.
 func Normalize(e Entry) (Entry, error) {
-	prog := pipeline.Schema()
-	t, ok := prog.Table(e.Table)
+	t, ok := pipeline.LookupTable(e.Table)
 	if !ok {
 		return Entry{}, fmt.Errorf("normalize: unknown table %q", e.Table)
 	}
@@ -60,7 +59,7 @@ func Normalize(e Entry) (Entry, error) {
 		}
 		e.Match = ms
 	}
-	a, ok := prog.Action(e.Action)
+	a, ok := pipeline.LookupAction(e.Action)
 	if !ok {
 		return Entry{}, fmt.Errorf("normalize: unknown action %q", e.Action)
 	}

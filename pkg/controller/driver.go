@@ -945,5 +945,5 @@ func (d *Driver) PollCounters(ctx context.Context) {
 	if p == nil {
 		p = d.countPlan
 	}
-	d.opts.Metrics.observeRouted(d.target.Name, values, deltas, p, d.opts.EnergyPerRequestWh/1000)
+	d.opts.Metrics.observeRouted(d.target.Name, d.target.Sites, values, deltas, p, d.opts.EnergyPerRequestWh/1000)
 }

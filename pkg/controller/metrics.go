@@ -315,9 +315,16 @@ func (m *Metrics) ObserveZones(zs []carbonapi.ZoneStatus) {
 
 // observeRouted records region_routed values read back from target and the
 // carbon estimate of their increase.
-func (m *Metrics) observeRouted(target string, values map[regions.Index]uint64, deltas map[regions.Index]uint64, p *Plan, energyKWh float64) {
+// observeRouted records a target's region counters and prices the new
+// requests with plan p (nil: not priced); sites are the target's (nil:
+// every site), over which the nearest-region baseline is taken.
+func (m *Metrics) observeRouted(target string, sites []string, values map[regions.Index]uint64, deltas map[regions.Index]uint64, p *Plan, energyKWh float64) {
 	if m == nil {
 		return
+	}
+	var base float64
+	if p != nil {
+		base = p.BaselineIntensityFor(sites) // outside m.mu: memoised per plan, but the first call walks every site
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -327,7 +334,6 @@ func (m *Metrics) observeRouted(target string, values map[regions.Index]uint64, 
 	if p == nil {
 		return
 	}
-	base := p.BaselineIntensity()
 	for r, d := range deltas {
 		m.gco2[target] += float64(d) * p.Intensity(r) * energyKWh
 		m.baseline[target] += float64(d) * base * energyKWh

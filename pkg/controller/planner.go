@@ -257,8 +257,11 @@ type Plan struct {
 	sites []*regions.Site
 	opts  regions.Options
 
+	pool regions.RegionSet // the configured regions (cfg.Pool)
+
 	mu       sync.Mutex
 	compiled map[compileKey]*compiled
+	baseline map[string]float64 // BaselineIntensityFor, by subset
 }
 
 // compileKey names one compiled state of a plan: the epoch, the site
@@ -371,9 +374,9 @@ func (p *Plan) Decide(site int, slaMs float64) regions.Decision {
 		pol = regions.PolicyC
 	}
 	if p.Ranking != nil && regions.Applies(pol) {
-		return regions.DecideRanked(pol, p.sites[site], p.cfg.Pool(), slaMs, p.Ranking, p.opts)
+		return regions.DecideRanked(pol, p.sites[site], p.pool, slaMs, p.Ranking, p.opts)
 	}
-	return regions.Decide(pol, p.sites[site], p.cfg.Pool(), slaMs, &p.Carbon.Intensity, p.opts)
+	return regions.Decide(pol, p.sites[site], p.pool, slaMs, &p.Carbon.Intensity, p.opts)
 }
 
 // Intensity returns the plan's carbon intensity of region r (gCO2eq/kWh).
@@ -382,12 +385,41 @@ func (p *Plan) Intensity(r regions.Index) float64 { return p.Carbon.Intensity[r]
 // BaselineIntensity is the mean, over the configured sites, of the
 // intensity of each site's nearest region: the carbon of a request under the
 // nearest-region baseline when requests are spread evenly over sites.
-func (p *Plan) BaselineIntensity() float64 {
-	var sum float64
-	for _, s := range p.sites {
-		sum += p.Carbon.Intensity[regions.Nearest(s, p.cfg.Pool())]
+func (p *Plan) BaselineIntensity() float64 { return p.BaselineIntensityFor(nil) }
+
+// BaselineIntensityFor is BaselineIntensity over the named sites only (a
+// target's `sites:`; nil: every site; names not configured are skipped),
+// memoised per subset: every switch's counters are priced with it at every
+// poll.
+func (p *Plan) BaselineIntensityFor(sites []string) float64 {
+	key := strings.Join(sites, "\x00")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.baseline[key]; ok {
+		return v
 	}
-	return sum / float64(len(p.sites))
+	want := make(map[string]bool, len(sites))
+	for _, s := range sites {
+		want[s] = true
+	}
+	var sum float64
+	n := 0
+	for i, s := range p.sites {
+		if len(sites) > 0 && !want[p.cfg.Sites[i].Name] {
+			continue
+		}
+		sum += p.Carbon.Intensity[regions.Nearest(s, p.pool)]
+		n++
+	}
+	v := 0.0
+	if n > 0 {
+		v = sum / float64(n)
+	}
+	if p.baseline == nil {
+		p.baseline = map[string]float64{}
+	}
+	p.baseline[key] = v
+	return v
 }
 
 // Planner turns schedule hours into plans. With policy.hysteresis it
@@ -476,7 +508,7 @@ func (pl *Planner) Plan(t time.Time) *Plan {
 	}
 	p := &Plan{Hour: t.UTC().Truncate(time.Hour), DataHour: r.DataHour, Source: pl.feed.Source.Describe(),
 		Configured: pl.policy, Effective: pl.policy, DataAge: r.Age, Carbon: r.Carbon,
-		Signal: pl.signal.Describe(), cfg: pl.cfg, sites: sites, opts: pl.opts}
+		Signal: pl.signal.Describe(), cfg: pl.cfg, sites: sites, opts: pl.opts, pool: pl.cfg.Pool()}
 	switch {
 	case r.Stale != nil:
 		p.Stale, p.Reason = true, fmt.Sprintf("the carbon source reports stale data: %v", r.Stale)

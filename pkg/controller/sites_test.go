@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -137,5 +138,30 @@ func TestCompileSitesRoutes(t *testing.T) {
 	}
 	if elsewhere == 0 {
 		t.Fatal("mumbai's plan routes every SLA to region 0 too: the check above tests nothing")
+	}
+}
+
+// The nearest-region baseline a switch's counters are priced with is over
+// its own sites: singapore's nearest region alone for a switch holding
+// singapore, the mean of both sites' for one holding every site.
+func TestBaselineIntensityFor(t *testing.T) {
+	cfg := loadConfig(t)
+	p := plans(t, cfg, start, 1, nil)[0]
+	var per []float64
+	for _, name := range []string{"mumbai", "singapore"} {
+		v := p.BaselineIntensityFor([]string{name})
+		if v <= 0 {
+			t.Fatalf("%s: baseline %v", name, v)
+		}
+		per = append(per, v)
+	}
+	if per[0] == per[1] {
+		t.Fatalf("both sites' nearest regions are equally clean (%v): the check below tests nothing", per[0])
+	}
+	if all, want := p.BaselineIntensity(), (per[0]+per[1])/2; math.Abs(all-want) > 1e-9 {
+		t.Errorf("baseline over every site %v, want the mean %v", all, want)
+	}
+	if again := p.BaselineIntensityFor([]string{"singapore"}); again != per[1] {
+		t.Errorf("memoised %v, first %v", again, per[1])
 	}
 }

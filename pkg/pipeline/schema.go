@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // Fully-qualified P4Info names. Every table, action, register and counter is
@@ -253,6 +254,39 @@ func (a Arch) Supports(p Policy) error {
 // Schema returns the v1model program's contract (BMv2 and the embedded
 // target). Each call returns a fresh value.
 func Schema() Program { return SchemaFor(V1Model) }
+
+// v1Index is the v1model contract's tables and actions by name, built once
+// and never written again: the lookups of hot paths (normalising every
+// entry read back from a switch) need not rebuild the schema.
+var v1Index = sync.OnceValues(func() (map[string]Table, map[string]Action) {
+	p := Schema()
+	tables := make(map[string]Table, len(p.Tables))
+	for _, t := range p.Tables {
+		tables[t.Name] = t
+	}
+	actions := make(map[string]Action, len(p.Actions))
+	for _, a := range p.Actions {
+		actions[a.Name] = a
+	}
+	return tables, actions
+})
+
+// LookupTable returns the v1model contract's table named name (what
+// Schema().Table returns, without building the schema). The value shares
+// its slices with every other caller's: read it, do not modify it.
+func LookupTable(name string) (Table, bool) {
+	tables, _ := v1Index()
+	t, ok := tables[name]
+	return t, ok
+}
+
+// LookupAction returns the v1model contract's action named name; as
+// LookupTable, read-only.
+func LookupAction(name string) (Action, bool) {
+	_, actions := v1Index()
+	a, ok := actions[name]
+	return a, ok
+}
 
 // SchemaFor returns the contract of arch's program: the same tables,
 // actions and parameters on every architecture (plus TNA's constant

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -122,5 +123,29 @@ func TestArchSupports(t *testing.T) {
 	}
 	if _, err := ParseArch("psa"); err == nil {
 		t.Error("psa accepted")
+	}
+}
+
+// The name index answers as the schema does, for every table and action,
+// and knows nothing else.
+func TestLookupMatchesSchema(t *testing.T) {
+	p := Schema()
+	for _, want := range p.Tables {
+		got, ok := LookupTable(want.Name)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("LookupTable(%s) = %+v, %v; schema %+v", want.Name, got, ok, want)
+		}
+	}
+	for _, want := range p.Actions {
+		got, ok := LookupAction(want.Name)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("LookupAction(%s) = %+v, %v; schema %+v", want.Name, got, ok, want)
+		}
+	}
+	if _, ok := LookupTable("P4ctlIngress.nowhere"); ok {
+		t.Error("an unknown table was found")
+	}
+	if _, ok := LookupAction("P4ctlIngress.nothing"); ok {
+		t.Error("an unknown action was found")
 	}
 }
