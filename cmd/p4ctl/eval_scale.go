@@ -117,12 +117,7 @@ func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
 			return err
 		}
 	}
-	if o.format == output.Table || o.format == "" {
-		err = res.WriteText(s.Out)
-	} else {
-		err = output.Print(s.Out, o.format, out)
-	}
-	if err != nil {
+	if err := output.Print(s.Out, o.format, out); err != nil {
 		return err
 	}
 	printPlots(s, out.Plots)

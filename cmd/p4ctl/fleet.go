@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -71,22 +68,11 @@ func (o *fleetOptions) Validate() error {
 	return nil
 }
 
-// fleetResult is the result with the plots written.
+// fleetResult is the result with the plots written (its text is the
+// result's; the plots are named on stderr, printPlots).
 type fleetResult struct {
 	*fleet.Result
 	Plots []string `json:"plots,omitempty"`
-}
-
-// WriteText is the result's text and the plots' paths.
-func (r fleetResult) WriteText(w io.Writer) error {
-	if err := r.Result.WriteText(w); err != nil {
-		return err
-	}
-	if len(r.Plots) == 0 {
-		return nil
-	}
-	_, err := fmt.Fprintf(w, "plots: %s\n", strings.Join(r.Plots, ", "))
-	return err
 }
 
 // Run runs the fleet and prints the result.
@@ -104,5 +90,9 @@ func (o *fleetOptions) Run(ctx context.Context, s *streams) error {
 			return err
 		}
 	}
-	return output.Print(s.Out, o.format, out)
+	if err := output.Print(s.Out, o.format, out); err != nil {
+		return err
+	}
+	printPlots(s, out.Plots)
+	return nil
 }
