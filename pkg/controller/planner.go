@@ -388,37 +388,36 @@ func (p *Plan) Intensity(r regions.Index) float64 { return p.Carbon.Intensity[r]
 func (p *Plan) BaselineIntensity() float64 { return p.BaselineIntensityFor(nil) }
 
 // BaselineIntensityFor is BaselineIntensity over the named sites only (a
-// target's `sites:`; nil: every site; names not configured are skipped),
-// memoised per subset: every switch's counters are priced with it at every
-// poll.
+// target's `sites:`, validated against the configuration; nil, or a name
+// that is not configured: every site), memoised per subset: every
+// switch's counters are priced with it at every poll. It is computed
+// outside the plan's lock (the drivers share it): two first callers may
+// both compute it, with the same result.
 func (p *Plan) BaselineIntensityFor(sites []string) float64 {
 	key := strings.Join(sites, "\x00")
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v, ok := p.baseline[key]; ok {
+	v, ok := p.baseline[key]
+	p.mu.Unlock()
+	if ok {
 		return v
 	}
-	want := make(map[string]bool, len(sites))
-	for _, s := range sites {
-		want[s] = true
+	_, profiles, err := p.subset(sites)
+	if err != nil || len(profiles) == 0 {
+		profiles = p.sites
 	}
 	var sum float64
-	n := 0
-	for i, s := range p.sites {
-		if len(sites) > 0 && !want[p.cfg.Sites[i].Name] {
-			continue
-		}
+	for _, s := range profiles {
 		sum += p.Carbon.Intensity[regions.Nearest(s, p.pool)]
-		n++
 	}
-	v := 0.0
-	if n > 0 {
-		v = sum / float64(n)
+	if len(profiles) > 0 {
+		v = sum / float64(len(profiles))
 	}
+	p.mu.Lock()
 	if p.baseline == nil {
 		p.baseline = map[string]float64{}
 	}
 	p.baseline[key] = v
+	p.mu.Unlock()
 	return v
 }
 
