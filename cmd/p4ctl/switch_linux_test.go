@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
+	"github.com/p4ctl/p4ctl/internal/testnet"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -28,31 +27,9 @@ import (
 // packet sockets; a deleted interface stops it with an error naming the
 // port.
 func TestSwitchPorts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 (ip) not found")
-	}
-	ns := fmt.Sprintf("p4ctl-swcmd-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v %s", ns, err, out)
-		}
-	})
-	_ = exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").Run()
-	for _, n := range []string{"1", "2"} {
-		ip("-n", ns, "link", "add", "sw"+n, "type", "veth", "peer", "name", "h"+n)
-		ip("-n", ns, "link", "set", "sw"+n, "up")
-		ip("-n", ns, "link", "set", "h"+n, "up")
-	}
+	ns, ip := testnet.Namespace(t, "p4ctl-swcmd")
+	testnet.Veth(t, ns, "sw1", "h1")
+	testnet.Veth(t, ns, "sw2", "h2")
 	// packetSockets counts the packet sockets bound in the namespace.
 	packetSockets := func() int {
 		out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/packet").Output()
@@ -162,7 +139,7 @@ func TestSwitchPorts(t *testing.T) {
 
 	_, done, cancel, _ = start()
 	defer cancel()
-	ip("-n", ns, "link", "del", "h2")
+	ip("link", "del", "h2")
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):

@@ -5,15 +5,13 @@ package afpacket
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/p4ctl/p4ctl/internal/testnet"
 	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 )
 
@@ -44,48 +42,9 @@ func recv(t *testing.T, p *Port) []byte {
 // runner for it; the namespace (and the pair) is deleted at cleanup.
 func vethNS(t *testing.T) (string, func(args ...string)) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 (ip) not found")
-	}
-	ns := fmt.Sprintf("p4ctl-afp-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v %s", ns, err, out)
-		}
-	})
-	ip("-n", ns, "link", "add", "va", "type", "veth", "peer", "name", "vb")
-	_ = exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1").Run()
-	ip("-n", ns, "link", "set", "dev", "va", "up")
-	ip("-n", ns, "link", "set", "dev", "vb", "up")
-	waitCarrier(t, ns, "va")
-	return ns, func(args ...string) { t.Helper(); ip(append([]string{"-n", ns}, args...)...) }
-}
-
-// waitCarrier waits until ifc has carrier: a veth passes frames once both
-// ends have it (set asynchronously).
-func waitCarrier(t *testing.T, ns, ifc string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out, _ := exec.Command("ip", "-n", ns, "-o", "link", "show", "dev", ifc).Output()
-		if bytes.Contains(out, []byte("LOWER_UP")) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never got carrier: %s", ifc, out)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval of the carrier check
-	}
+	ns, ip := testnet.Namespace(t, "p4ctl-afp")
+	testnet.Veth(t, ns, "va", "vb")
+	return ns, ip
 }
 
 // A veth pair in a namespace of the test's own: frames sent on one end
@@ -203,7 +162,7 @@ func TestBlockingRecvDownAndGone(t *testing.T) {
 		t.Fatalf("a port whose link is down: attached %v (%v)", ok, err)
 	}
 	ip("link", "set", "dev", "vb", "up")
-	waitCarrier(t, ns, "vb")
+	testnet.WaitCarrier(t, ns, "vb")
 	a2, err := OpenIn(ns, "va", false)
 	if err != nil {
 		t.Fatal(err)

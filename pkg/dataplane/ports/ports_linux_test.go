@@ -6,13 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/testnet"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
 )
 
@@ -21,44 +19,9 @@ import (
 // sent on h1 leaves on h2 as the pipeline forwards it; deleting the second
 // pair ends Run with port 2's *PortError.
 func TestVeths(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 (ip) not found")
-	}
-	ns := fmt.Sprintf("p4ctl-ports-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v %s", ns, err, out)
-		}
-	})
-	_ = exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").Run()
-	for _, n := range []string{"1", "2"} {
-		ip("-n", ns, "link", "add", "sw"+n, "type", "veth", "peer", "name", "h"+n)
-		ip("-n", ns, "link", "set", "sw"+n, "up")
-		ip("-n", ns, "link", "set", "h"+n, "up")
-	}
-	for _, ifc := range []string{"sw1", "sw2"} {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			out, _ := exec.Command("ip", "-n", ns, "-o", "link", "show", "dev", ifc).Output()
-			if bytes.Contains(out, []byte("LOWER_UP")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never got carrier", ifc)
-			}
-			time.Sleep(5 * time.Millisecond) // polling interval of the carrier check
-		}
-	}
+	ns, ip := testnet.Namespace(t, "p4ctl-ports")
+	testnet.Veth(t, ns, "sw1", "h1")
+	testnet.Veth(t, ns, "sw2", "h2")
 	sw := routedSwitch(t)
 	ps, err := Open(sw, []Spec{{1, "sw1"}, {2, "sw2"}}, Options{NetNS: ns, CheckInterval: 50 * time.Millisecond})
 	if err != nil {
@@ -98,7 +61,7 @@ func TestVeths(t *testing.T) {
 		t.Fatalf("h2 received % x, want % x", got, f)
 	}
 
-	ip("-n", ns, "link", "del", "h2")
+	ip("link", "del", "h2")
 	select {
 	case err = <-done:
 	case <-time.After(5 * time.Second):
