@@ -109,3 +109,31 @@ func WriteTable(w io.Writer, headers []string, rows [][]string) error {
 	}
 	return tw.Flush()
 }
+
+// Report writes a text report in pieces and keeps the first error, so that
+// a renderer checks it once at the end (Err): after an error every further
+// piece is skipped.
+type Report struct {
+	w   io.Writer
+	err error
+}
+
+// NewReport returns a Report writing to w.
+func NewReport(w io.Writer) *Report { return &Report{w: w} }
+
+// Printf writes a formatted piece.
+func (r *Report) Printf(format string, a ...any) {
+	if r.err == nil {
+		_, r.err = fmt.Fprintf(r.w, format, a...)
+	}
+}
+
+// Table writes rows under headers (WriteTable).
+func (r *Report) Table(headers []string, rows [][]string) {
+	if r.err == nil {
+		r.err = WriteTable(r.w, headers, rows)
+	}
+}
+
+// Err is the first error met, or nil.
+func (r *Report) Err() error { return r.err }

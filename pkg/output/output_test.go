@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,35 @@ func TestPrint(t *testing.T) {
 	var f Format
 	if err := f.Set("xml"); err == nil {
 		t.Error("Set(xml) accepted")
+	}
+}
+
+// failAfter accepts n writes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("disk full")
+	}
+	f.n--
+	return len(p), nil
+}
+
+// A Report keeps its first error and writes nothing after it.
+func TestReportKeepsFirstError(t *testing.T) {
+	var b bytes.Buffer
+	r := NewReport(&b)
+	r.Printf("a %d\n", 1)
+	r.Table([]string{"x"}, [][]string{{"1"}})
+	if r.Err() != nil || !strings.Contains(b.String(), "a 1") || !strings.Contains(b.String(), "X") {
+		t.Fatalf("report %q, err %v", b.String(), r.Err())
+	}
+	f := &failAfter{n: 1}
+	r = NewReport(f)
+	r.Printf("ok\n")
+	r.Printf("lost\n")
+	r.Printf("skipped\n")
+	if r.Err() == nil || r.Err().Error() != "disk full" || f.n != 0 {
+		t.Errorf("err %v after a failed write", r.Err())
 	}
 }

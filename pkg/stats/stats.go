@@ -77,3 +77,20 @@ func QuantileSorted(s []float64, q float64) float64 {
 	}
 	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
 }
+
+// SavingPct is how much lower v is than base, in percent of base (0 when
+// base is 0).
+func SavingPct(base, v float64) float64 {
+	if base == 0 {
+		return 0
+	}
+	return 100 * (base - v) / base
+}
+
+// Pct is k of n in percent (0 when n is 0).
+func Pct(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return 100 * float64(k) / float64(n)
+}

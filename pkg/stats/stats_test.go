@@ -40,3 +40,21 @@ func TestQuantile(t *testing.T) {
 		t.Error("empty not NaN")
 	}
 }
+
+func TestSavingPctAndPct(t *testing.T) {
+	cases := []struct {
+		name      string
+		got, want float64
+	}{
+		{"half saved", SavingPct(200, 100), 50},
+		{"worse than base", SavingPct(100, 150), -50},
+		{"zero base", SavingPct(0, 5), 0},
+		{"one in four", Pct(1, 4), 25},
+		{"none of none", Pct(3, 0), 0},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

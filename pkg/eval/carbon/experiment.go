@@ -433,7 +433,7 @@ func makeRows(cfg *Config, tab *regions.CarbonTable, poolSize int, pool regions.
 		a := &acc[k]
 		sum := stats.Summarize(a.runMeans)
 		r := Row{Pool: poolSize, Policy: p.String(), SLAms: cl.sla, Class: cl.name, Mean: sum.Mean, Std: sum.Std, StdErr: sum.StdErr,
-			ViolationPct: pct(a.viol, a.n), FallbackPct: pct(a.fall, a.n), SpillPct: pct(a.spill, a.n),
+			ViolationPct: stats.Pct(a.viol, a.n), FallbackPct: stats.Pct(a.fall, a.n), SpillPct: stats.Pct(a.spill, a.n),
 			RouteShare: map[string]float64{}, runMeans: a.runMeans}
 		if p != regions.PolicyCPlusWarm && p != regions.PolicyCCap {
 			e := exactMean(cfg, tab, pool, p, cl)
@@ -441,7 +441,7 @@ func makeRows(cfg *Config, tab *regions.CarbonTable, poolSize int, pool regions.
 			r.ExactMean, r.ExactWithin3SE = &e, &ok
 		}
 		if cfg.LatencyModel == LatencySampled {
-			v := pct(a.sviol, a.n)
+			v := stats.Pct(a.sviol, a.n)
 			r.SampledViolationPct = &v
 		}
 		for _, i := range pool.Indices() {
@@ -458,14 +458,14 @@ func makeRows(cfg *Config, tab *regions.CarbonTable, poolSize int, pool regions.
 	}
 	for k := range rows {
 		r := &rows[k]
-		r.SavingPct = saving(base.Mean, r.Mean)
+		r.SavingPct = stats.SavingPct(base.Mean, r.Mean)
 		if r.ExactMean != nil && base.ExactMean != nil {
-			s := saving(*base.ExactMean, *r.ExactMean)
+			s := stats.SavingPct(*base.ExactMean, *r.ExactMean)
 			r.ExactSavingPct = &s
 		}
 		r.RunSavingPct = make([]float64, len(r.runMeans))
 		for i := range r.runMeans {
-			r.RunSavingPct[i] = saving(base.runMeans[i], r.runMeans[i])
+			r.RunSavingPct[i] = stats.SavingPct(base.runMeans[i], r.runMeans[i])
 		}
 		if r.Policy == "A" {
 			continue
@@ -478,20 +478,6 @@ func makeRows(cfg *Config, tab *regions.CarbonTable, poolSize int, pool regions.
 		r.PValueVsA = &p
 	}
 	return rows, nil
-}
-
-func saving(base, v float64) float64 {
-	if base == 0 {
-		return 0
-	}
-	return 100 * (base - v) / base
-}
-
-func pct(k, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	return 100 * float64(k) / float64(n)
 }
 
 func scaling(res *Result, classes []class) []ScalingRow {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -14,18 +15,18 @@ import (
 // machine-specific description. TestReproductionDoc keeps the document's
 // blocks equal to this output.
 func (r *Result) WriteMarkdown(w io.Writer, label string) error {
-	ew := &errWriter{w: w}
+	ew := output.NewReport(w)
 	md := func(h []string, rows [][]string) {
-		ew.printf("| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat("---|", len(h)))
+		ew.Printf("| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat("---|", len(h)))
 		for _, row := range rows {
-			ew.printf("| %s |\n", strings.Join(row, " | "))
+			ew.Printf("| %s |\n", strings.Join(row, " | "))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
-	ew.printf("Carbon source: %s. Period %s (%d hours), site %s, seed %d, %d runs × %d requests per SLA class and %d per mixed run; α = %.2g, w = %.2g, cold-missing = %s.\n\n",
+	ew.Printf("Carbon source: %s. Period %s (%d hours), site %s, seed %d, %d runs × %d requests per SLA class and %d per mixed run; α = %.2g, w = %.2g, cold-missing = %s.\n\n",
 		label, r.Period, r.Hours, r.Site, r.Seed, r.Runs, r.Requests, r.MixedRequests, r.Options.Alpha, r.Options.W, r.Options.ColdMissing)
 
-	ew.printf("**Headline figures.** PAPER = the paper's figure (Electricity Maps, January 2025), quoted; the other columns are computed.\n\n")
+	ew.Printf("**Headline figures.** PAPER = the paper's figure (Electricity Maps, January 2025), quoted; the other columns are computed.\n\n")
 	var rows [][]string
 	for _, h := range r.headline() {
 		if strings.HasPrefix(h[0], "decision time") {
@@ -37,7 +38,7 @@ func (r *Result) WriteMarkdown(w io.Writer, label string) error {
 
 	pols := regions.Policies()
 	for _, pool := range r.Pools {
-		ew.printf("**Table 3 analogue, %d regions:** mean ± std (gCO2eq/kWh) of A, and saving vs A in %% (sampled mean; exact expectation in parentheses where the policy is stateless). D's violation rate is the share of requests whose region's P95 exceeds the SLA; p is the Mann–Whitney U p-value of C vs A.\n\n", pool)
+		ew.Printf("**Table 3 analogue, %d regions:** mean ± std (gCO2eq/kWh) of A, and saving vs A in %% (sampled mean; exact expectation in parentheses where the policy is stateless). D's violation rate is the share of requests whose region's P95 exceeds the SLA; p is the Mann–Whitney U p-value of C vs A.\n\n", pool)
 		h := []string{"SLA class", "A mean±std"}
 		for _, p := range pols[1:] {
 			h = append(h, p.String()+" saving")
@@ -65,7 +66,7 @@ func (r *Result) WriteMarkdown(w io.Writer, label string) error {
 
 	for _, pool := range r.Pools {
 		set, _ := regions.PoolOf(pool)
-		ew.printf("**Table 4 analogue, %d regions:** routing share of policy C per class (%%); regions that never receive a request are omitted.\n\n", pool)
+		ew.Printf("**Table 4 analogue, %d regions:** routing share of policy C per class (%%); regions that never receive a request are omitted.\n\n", pool)
 		var used []regions.Index
 		for _, i := range set.Indices() {
 			reg, _ := regions.RegionAt(i)
@@ -96,7 +97,7 @@ func (r *Result) WriteMarkdown(w io.Writer, label string) error {
 
 	if r.LatencyModel == LatencySampled {
 		for _, pool := range r.Pools {
-			ew.printf("**Violations beyond the paper, %d regions** (%%): by construction (region P95 > SLA) / sampled (log-normal RTT with the profile's P95, σ = %.2g, above the SLA).\n\n", pool, r.LatencySigma)
+			ew.Printf("**Violations beyond the paper, %d regions** (%%): by construction (region P95 > SLA) / sampled (log-normal RTT with the profile's P95, σ = %.2g, above the SLA).\n\n", pool, r.LatencySigma)
 			h := []string{"SLA class"}
 			for _, p := range pols {
 				h = append(h, p.String())
@@ -114,11 +115,11 @@ func (r *Result) WriteMarkdown(w io.Writer, label string) error {
 		}
 	}
 
-	ew.printf("**Zone means over the period** (gCO2eq/kWh); PAPER = the paper's January-2025 level as quoted in PROVENANCE.md.\n\n")
+	ew.Printf("**Zone means over the period** (gCO2eq/kWh); PAPER = the paper's January-2025 level as quoted in PROVENANCE.md.\n\n")
 	rows = nil
 	for _, z := range r.Zones {
 		rows = append(rows, []string{z.City, z.Zone, fmt.Sprintf("%.1f", z.Mean), fmt.Sprintf("%.1f–%.1f", z.Min, z.Max), orDash(z.Paper)})
 	}
 	md([]string{"region", "zone", "mean", "min–max", "PAPER"}, rows)
-	return ew.err
+	return ew.Err()
 }

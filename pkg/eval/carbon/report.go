@@ -10,18 +10,18 @@ import (
 
 // WriteText renders the experiment as tables (the `-o table` output).
 func (r *Result) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("Carbon-aware SLA routing (p4ctl eval carbon)\n")
-	ew.printf("  carbon source: %s\n", r.CarbonSource)
-	ew.printf("  signal: %s\n", r.Signal)
-	ew.printf("  period: %s (%d hours); site %s; seed %d; %d runs × %d requests per SLA class, %d per mixed run\n",
+	ew := output.NewReport(w)
+	ew.Printf("Carbon-aware SLA routing (p4ctl eval carbon)\n")
+	ew.Printf("  carbon source: %s\n", r.CarbonSource)
+	ew.Printf("  signal: %s\n", r.Signal)
+	ew.Printf("  period: %s (%d hours); site %s; seed %d; %d runs × %d requests per SLA class, %d per mixed run\n",
 		r.Period, r.Hours, r.Site, r.Seed, r.Runs, r.Requests, r.MixedRequests)
-	ew.printf("  policies: α=%.2g, w=%.2g, cold-missing=%s, keep-alive %gs, C-cap share %.2g; latency model %s\n",
+	ew.Printf("  policies: α=%.2g, w=%.2g, cold-missing=%s, keep-alive %gs, C-cap share %.2g; latency model %s\n",
 		r.Options.Alpha, r.Options.W, r.Options.ColdMissing, r.Options.KeepAliveSec, r.Options.CapShare, r.LatencyModel)
-	ew.printf("  Figures labelled PAPER are the paper's (%s); everything else is computed here.\n", r.Paper.Data)
+	ew.Printf("  Figures labelled PAPER are the paper's (%s); everything else is computed here.\n", r.Paper.Data)
 
 	for _, pool := range r.Pools {
-		ew.printf("\nTable 3 analogue — %d-region pool: carbon intensity of the chosen region (gCO2eq/kWh)\n", pool)
+		ew.Printf("\nTable 3 analogue — %d-region pool: carbon intensity of the chosen region (gCO2eq/kWh)\n", pool)
 		h := []string{"sla", "policy", "mean±std", "exact", "saving%", "exact-saving%", "viol%"}
 		if r.LatencyModel == LatencySampled {
 			h = append(h, "sampled-viol%")
@@ -44,12 +44,12 @@ func (r *Result) WriteText(w io.Writer) error {
 			cells = append(cells, fmt.Sprintf("%.1f", row.FallbackPct), p)
 			rows = append(rows, cells)
 		}
-		ew.table(h, rows)
+		ew.Table(h, rows)
 	}
 
 	for _, pool := range r.Pools {
 		for _, pol := range []string{"C", "C+"} {
-			ew.printf("\nTable 4 analogue — routing share of policy %s per region and class, %d-region pool (%%)\n", pol, pool)
+			ew.Printf("\nTable 4 analogue — routing share of policy %s per region and class, %d-region pool (%%)\n", pol, pool)
 			set, _ := regions.PoolOf(pool)
 			h := []string{"class"}
 			for _, i := range set.Indices() {
@@ -68,11 +68,11 @@ func (r *Result) WriteText(w io.Writer) error {
 				}
 				rows = append(rows, cells)
 			}
-			ew.table(h, rows)
+			ew.Table(h, rows)
 		}
 	}
 
-	ew.printf("\nScaling 5 → 12 regions: saving of C vs A (%%)\n")
+	ew.Printf("\nScaling 5 → 12 regions: saving of C vs A (%%)\n")
 	var rows [][]string
 	for _, s := range r.Scaling {
 		p5, p12 := "", ""
@@ -81,25 +81,25 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, []string{s.Class, fmt.Sprintf("%.1f", s.Saving5Pct), fmt.Sprintf("%.1f", s.Saving12Pct), p5, p12})
 	}
-	ew.table([]string{"class", "5 regions", "12 regions", "PAPER 5", "PAPER 12"}, rows)
+	ew.Table([]string{"class", "5 regions", "12 regions", "PAPER 5", "PAPER 12"}, rows)
 
-	ew.printf("\nHeadline figures beside the paper's\n")
-	ew.table([]string{"figure", "PAPER", "ours 5 regions", "ours 12 regions"}, r.headline())
+	ew.Printf("\nHeadline figures beside the paper's\n")
+	ew.Table([]string{"figure", "PAPER", "ours 5 regions", "ours 12 regions"}, r.headline())
 
-	ew.printf("\nCarbon intensity per region over the period (gCO2eq/kWh)\n")
+	ew.Printf("\nCarbon intensity per region over the period (gCO2eq/kWh)\n")
 	rows = nil
 	for _, z := range r.Zones {
 		rows = append(rows, []string{z.Region, z.City, z.Zone, fmt.Sprintf("%.1f", z.Mean), fmt.Sprintf("%.1f", z.Min), fmt.Sprintf("%.1f", z.Max), orDash(z.Paper)})
 	}
-	ew.table([]string{"region", "city", "zone", "mean", "min", "max", "PAPER Jan-2025"}, rows)
+	ew.Table([]string{"region", "city", "zone", "mean", "min", "max", "PAPER Jan-2025"}, rows)
 
-	ew.printf("\nDecision time of policy C: P50 %.0f ns, P99 %.0f ns over %d decisions (clock overhead P50 %.0f ns; PAPER P99 %.3f ms)\n",
+	ew.Printf("\nDecision time of policy C: P50 %.0f ns, P99 %.0f ns over %d decisions (clock overhead P50 %.0f ns; PAPER P99 %.3f ms)\n",
 		r.DecisionTime.P50ns, r.DecisionTime.P99ns, r.DecisionTime.Samples, r.DecisionTime.ClockNs, r.Paper.DecisionP99ms)
-	ew.printf("\nNotes\n")
+	ew.Printf("\nNotes\n")
 	for _, n := range r.Notes {
-		ew.printf("  - %s\n", n)
+		ew.Printf("  - %s\n", n)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // Headline returns the paper's headline figures beside ours as rows
@@ -156,21 +156,4 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, a ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, a...)
-	}
-}
-
-func (e *errWriter) table(h []string, rows [][]string) {
-	if e.err == nil {
-		e.err = output.WriteTable(e.w, h, rows)
-	}
 }

@@ -11,33 +11,33 @@ import (
 
 // WriteText renders the evaluation as tables (the `-o table` output).
 func (r *Result) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("Routing stability over a year (p4ctl eval stability)\n")
-	ew.printf("  carbon source: %s\n", r.CarbonSource)
-	ew.printf("  signal: %s\n", r.Signal)
-	ew.printf("  period: %s (%d hours, %.0f days); sites %s; %d regions; classes %s ms at %s\n",
+	ew := output.NewReport(w)
+	ew.Printf("Routing stability over a year (p4ctl eval stability)\n")
+	ew.Printf("  carbon source: %s\n", r.CarbonSource)
+	ew.Printf("  signal: %s\n", r.Signal)
+	ew.Printf("  period: %s (%d hours, %.0f days); sites %s; %d regions; classes %s ms at %s\n",
 		r.Period, r.Hours, r.Days, strings.Join(r.Sites, ", "), len(r.Pool), strings.Join(r.Classes, "/"), mixString(r.Mix))
-	ew.printf("  hysteresis evaluated: %s; latency model: %s; %d requests per site and hour, seed %d\n",
+	ew.Printf("  hysteresis evaluated: %s; latency model: %s; %d requests per site and hour, seed %d\n",
 		r.Hysteresis, r.LatencyModel, r.RequestsPerHour, r.Seed)
-	ew.printf("  Figures labelled PAPER are the paper's (%s); everything else is computed here.\n", r.Paper.Data)
+	ew.Printf("  Figures labelled PAPER are the paper's (%s); everything else is computed here.\n", r.Paper.Data)
 
-	ew.printf("\nAcceptance: hysteresis vs hourly C (all sites and classes)\n")
-	ew.table(acceptanceHeader(), r.acceptanceRows())
+	ew.Printf("\nAcceptance: hysteresis vs hourly C (all sites and classes)\n")
+	ew.Table(acceptanceHeader(), r.acceptanceRows())
 
-	ew.printf("\nPer policy and setting (all sites; saving vs A)\n")
-	ew.table(policyHeader(r), r.policyRows())
+	ew.Printf("\nPer policy and setting (all sites; saving vs A)\n")
+	ew.Table(policyHeader(r), r.policyRows())
 
-	ew.printf("\nPer SLA class, policy C: changes per day, hourly → hysteresis (cold share %%, sampled violations %%)\n")
-	ew.table(classHeader(), r.classRows(regions.PolicyC.String()))
+	ew.Printf("\nPer SLA class, policy C: changes per day, hourly → hysteresis (cold share %%, sampled violations %%)\n")
+	ew.Table(classHeader(), r.classRows(regions.PolicyC.String()))
 
-	ew.printf("\nSweep of policy C (min_gain × min_hold at horizon %dh, then horizons); * = on the saving-vs-changes Pareto front\n", r.Hysteresis.Horizon)
-	ew.table(sweepHeader(), r.sweepRows())
+	ew.Printf("\nSweep of policy C (min_gain × min_hold at horizon %dh, then horizons); * = on the saving-vs-changes Pareto front\n", r.Hysteresis.Horizon)
+	ew.Table(sweepHeader(), r.sweepRows())
 
-	ew.printf("\nNotes\n")
+	ew.Printf("\nNotes\n")
 	for _, n := range r.Notes {
-		ew.printf("  - %s\n", n)
+		ew.Printf("  - %s\n", n)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // WriteMarkdown renders the result as Markdown tables for
@@ -45,15 +45,15 @@ func (r *Result) WriteText(w io.Writer) error {
 // machine-specific description. The document's generated block must equal
 // this output (TestReproductionDoc).
 func (r *Result) WriteMarkdown(w io.Writer, label string) error {
-	ew := &errWriter{w: w}
+	ew := output.NewReport(w)
 	md := func(h []string, rows [][]string) {
-		ew.printf("| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat("---|", len(h)))
+		ew.Printf("| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat("---|", len(h)))
 		for _, row := range rows {
-			ew.printf("| %s |\n", strings.Join(row, " | "))
+			ew.Printf("| %s |\n", strings.Join(row, " | "))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
-	ew.printf("Carbon source: %s; signal: %s. Period %s (%d hours), sites %s, %d regions, classes %s ms at %s; latency model: %s; %d requests per site and hour, seed %d.\n\n",
+	ew.Printf("Carbon source: %s; signal: %s. Period %s (%d hours), sites %s, %d regions, classes %s ms at %s; latency model: %s; %d requests per site and hour, seed %d.\n\n",
 		label, r.Signal, r.Period, r.Hours, strings.Join(r.Sites, " and "), len(r.Pool), strings.Join(r.Classes, "/"), mixString(r.Mix),
 		r.LatencyModel, r.RequestsPerHour, r.Seed)
 	a := r.Acceptance
@@ -61,19 +61,19 @@ func (r *Result) WriteMarkdown(w io.Writer, label string) error {
 	if !a.Met {
 		verdict = "**not met**"
 	}
-	ew.printf("**Acceptance** (aim: ≥ 50 %% fewer changes than hourly C for ≤ 1 pp less saving): %s — %.1f %% fewer changes for %.2f pp of saving.", verdict, a.ChangeReductionPct, a.SavingLossPP)
+	ew.Printf("**Acceptance** (aim: ≥ 50 %% fewer changes than hourly C for ≤ 1 pp less saving): %s — %.1f %% fewer changes for %.2f pp of saving.", verdict, a.ChangeReductionPct, a.SavingLossPP)
 	if a.Best != nil {
-		ew.printf(" Best sweep point with ≥ 50 %% fewer changes: %s, %.2f changes/day, saving %.2f %%.", a.Best.Hysteresis, a.Best.ChangesPerDay, a.Best.SavingPct)
+		ew.Printf(" Best sweep point with ≥ 50 %% fewer changes: %s, %.2f changes/day, saving %.2f %%.", a.Best.Hysteresis, a.Best.ChangesPerDay, a.Best.SavingPct)
 	}
-	ew.printf("\n\n")
+	ew.Printf("\n\n")
 	md(acceptanceHeader(), r.acceptanceRows())
-	ew.printf("**Per policy and setting** (all sites; saving vs A; PAPER = the paper's C, Mumbai, 12 regions, mixed, January 2025).\n\n")
+	ew.Printf("**Per policy and setting** (all sites; saving vs A; PAPER = the paper's C, Mumbai, 12 regions, mixed, January 2025).\n\n")
 	md(policyHeader(r), r.policyRows())
-	ew.printf("**Per SLA class, policy C:** changes per day hourly → hysteresis, and the cold share and sampled violations (%%) of each.\n\n")
+	ew.Printf("**Per SLA class, policy C:** changes per day hourly → hysteresis, and the cold share and sampled violations (%%) of each.\n\n")
 	md(classHeader(), r.classRows(regions.PolicyC.String()))
-	ew.printf("**Sweep of policy C** (min_gain × min_hold at horizon %d h, then horizons at the evaluated gain and hold); * = on the saving-vs-changes Pareto front.\n\n", r.Hysteresis.Horizon)
+	ew.Printf("**Sweep of policy C** (min_gain × min_hold at horizon %d h, then horizons at the evaluated gain and hold); * = on the saving-vs-changes Pareto front.\n\n", r.Hysteresis.Horizon)
 	md(sweepHeader(), r.sweepRows())
-	return ew.err
+	return ew.Err()
 }
 
 func mixString(mix []float64) string {
@@ -204,20 +204,3 @@ func (r *Result) sweepRows() [][]string {
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, a ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, a...)
-	}
-}
-
-func (e *errWriter) table(h []string, rows [][]string) {
-	if e.err == nil {
-		e.err = output.WriteTable(e.w, h, rows)
-	}
-}

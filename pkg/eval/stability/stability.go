@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/stats"
 )
 
 // z95 is the standard normal 95th percentile.
@@ -721,13 +722,13 @@ func (ev *evaluator) rows(p regions.Policy, o, baseline *outcome) (Row, []ClassR
 			sn += o.sn[si][k]
 			cr := ClassRow{Policy: p.String(), Setting: setting, Site: s.Name(), Class: cfg.ClassNames[k], SLAms: cfg.SLAs[k],
 				MeanGCO2:            o.sum[si][k] / float64(o.hours),
-				SavingPct:           saving(baseline.sum[si][k], o.sum[si][k]),
+				SavingPct:           stats.SavingPct(baseline.sum[si][k], o.sum[si][k]),
 				Changes:             o.changes[si][k],
 				ChangesPerDay:       float64(o.changes[si][k]) / days,
 				ColdSharePct:        100 * float64(o.cold[si][k]) / float64(o.hours-1),
-				SampledViolationPct: pct(o.sviol[si][k], o.sn[si][k]),
+				SampledViolationPct: stats.Pct(o.sviol[si][k], o.sn[si][k]),
 				ExactViolationPct:   100 * o.pviol[si][k] / float64(o.hours),
-				FallbackPct:         pct(o.fall[si][k], o.hours),
+				FallbackPct:         stats.Pct(o.fall[si][k], o.hours),
 				RouteShare:          map[string]float64{}}
 			for _, r := range cfg.Pool.Indices() {
 				if n := o.share[si][k][r]; n > 0 {
@@ -737,33 +738,19 @@ func (ev *evaluator) rows(p regions.Policy, o, baseline *outcome) (Row, []ClassR
 			}
 			classes = append(classes, cr)
 		}
-		row.SiteSavingPct[s.Name()] = saving(sbase, ssum)
+		row.SiteSavingPct[s.Name()] = stats.SavingPct(sbase, ssum)
 		row.SiteChangesPerDay[s.Name()] = float64(schanges) / days
 		sum += ssum
 		base += sbase
 		changes += schanges
 	}
 	row.MeanGCO2 = sum / float64(S*o.hours)
-	row.SavingPct = saving(base, sum)
+	row.SavingPct = stats.SavingPct(base, sum)
 	row.ChangesPerDay = float64(changes) / days
 	row.ColdSharePct = 100 * cold / float64(S)
-	row.SampledViolationPct = pct(sviol, sn)
+	row.SampledViolationPct = stats.Pct(sviol, sn)
 	row.ExactViolationPct = 100 * pviol / float64(S)
 	return row, classes
-}
-
-func saving(base, v float64) float64 {
-	if base == 0 {
-		return 0
-	}
-	return 100 * (base - v) / base
-}
-
-func pct(k, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	return 100 * float64(k) / float64(n)
 }
 
 // markPareto marks the sweep points that no other point, nor hourly C,
