@@ -97,7 +97,7 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.DurationVar(&f.recirc, "recirc", time.Duration(micro.DefaultRecirc*float64(time.Microsecond)), "switch policies: the time one recirculation adds to a request")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
-	policyFS.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash and migrate")
+	policyFS.IntVar(&f.connections, "connections", 0, "connections (Zipf-skewed), needed by hash, migrate, passive and passive-miss")
 	policyFS.Float64Var(&f.zipfAlpha, "zipf-alpha", 0.5, "Zipf exponent of connection popularity")
 	policyFS.DurationVar(&f.migrateInterval, "migrate-interval", 100*time.Microsecond, "connection migration period")
 }
@@ -328,7 +328,8 @@ figures are printed beside ours, labelled):
   switch   the study's ideal dispatchers beside the switch's one-pass algorithm
   run      one scenario, the policies given by --policy
 
-Policies: random, p2c, jsw, hash, migrate [+fwd|+ideal]; jbsq[:n][/least|
+Policies: random, p2c, jsw, hash, migrate, passive, passive-miss
+[+fwd|+ideal] (hash and the migrations need --connections); jbsq[:n][/least|
 /random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq;
 switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 (pkg/pipeline; --recirc is the time a recirculation adds).

@@ -336,7 +336,7 @@ func (c Config) Validate() error {
 	if c.Gateway.Cores < 0 || c.Gateway.Cores > 1024 || !(c.Gateway.PerMessage >= 0) || math.IsInf(c.Gateway.PerMessage, 0) {
 		add("gateway cores (%d) must be in [0, 1024] and cost per message (%v) ≥ 0", c.Gateway.Cores, c.Gateway.PerMessage)
 	}
-	if c.Policy.Binding == Early && (c.Policy.Ingress == Hash || c.Policy.Ingress == Migrate || c.Policy.Ingress == Passive) && c.Connections < 1 {
+	if c.Policy.Binding == Early && (c.Policy.Ingress == Hash || c.Policy.Ingress == Migrate || c.Policy.Ingress == Passive || c.Policy.Ingress == PassiveMiss) && c.Connections < 1 {
 		add("policy %s needs connections ≥ 1", c.Policy)
 	}
 	if c.Connections < 0 || c.Connections > 1<<24 {

@@ -27,6 +27,7 @@ const (
 	evMigrateTick                    // ingress considers migrating a connection
 	evCreditExpire                   // credit a (generation ver) reaches its TTL
 	evSwitchPass                     // a = recirculated request back at the switch
+	evConnMiss                       // a late reply of connection a, served by host b, reaches the ingress
 )
 
 // Random streams: each purpose draws from its own generator so that, for a
@@ -480,6 +481,10 @@ func (s *sim) process(e event) {
 	case evMigrateTick:
 		s.migrate()
 		s.schedule(event{t: s.now + s.cfg.MigrateInterval, kind: evMigrateTick})
+	case evConnMiss:
+		if s.connHost[e.a] == e.b { // not already handed away by another late reply
+			s.handAway(e.a, e.b)
+		}
 	}
 }
 
@@ -777,7 +782,7 @@ func (s *sim) two(n int32) (int32, int32) {
 // ingress is the early-binding choice.
 func (s *sim) ingress(r int32) int32 {
 	switch s.cfg.Policy.Ingress {
-	case Hash, Passive:
+	case Hash, Passive, PassiveMiss:
 		return s.connHost[s.reqs[r].conn]
 	case Migrate:
 		c := s.reqs[r].conn
@@ -876,6 +881,18 @@ func (s *sim) migrate() {
 	clear(s.connCount)
 }
 
+// handAway moves connection c from host h to a uniformly random other
+// host (passive migration): the old and the new host exchange 2 messages.
+func (s *sim) handAway(c, h int32) {
+	g := int32(s.rPol.IntN(int(s.n) - 1))
+	if g >= h {
+		g++
+	}
+	s.connHost[c] = g
+	s.res.Migrations++
+	s.res.ControlMessages += 2
+}
+
 // --- host side ---
 
 func (s *sim) popIdle(h int32) int32 {
@@ -926,13 +943,7 @@ func (s *sim) hostArrive(r, h int32) {
 	}
 	if s.cfg.Policy.Ingress == Passive && s.cfg.Policy.Binding == Early && hs.queue.n >= s.thr && s.n > 1 {
 		if c := s.reqs[r].conn; c >= 0 && s.connHost[c] == h {
-			g := int32(s.rPol.IntN(int(s.n) - 1))
-			if g >= h {
-				g++
-			}
-			s.connHost[c] = g
-			s.res.Migrations++
-			s.res.ControlMessages += 2 // the old and the new host
+			s.handAway(c, h)
 		}
 	}
 	switch s.cfg.Policy.Movement {
@@ -982,6 +993,10 @@ func (s *sim) complete(c int32) {
 		s.latSum += lat
 		s.waitSum += lat - 2*s.cfg.Delay - q.svc
 		s.observe(lat)
+	}
+	if s.cfg.Policy.Ingress == PassiveMiss && s.cfg.Policy.Binding == Early && q.conn >= 0 && s.n > 1 &&
+		s.now+s.cfg.Delay-q.t0 > s.cfg.SLO {
+		s.afterD(event{kind: evConnMiss, a: q.conn, b: h})
 	}
 	if s.cfg.Policy.Binding == JBSQ || s.cfg.Policy.Binding == Switch {
 		s.res.ControlMessages++

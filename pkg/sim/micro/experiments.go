@@ -506,11 +506,13 @@ type T40bResult struct {
 
 // T40bPolicies are the T40b policies: static connection hash, active
 // connection migration (the ingress moves connections, as Capybara's switch
-// does), passive migration (an overloaded host hands a connection away),
-// request-level credits (JBSQ) and per-request random hashing as a
-// reference.
+// does), passive migration (a host hands a connection away when it finds
+// a queue of ForwardThreshold, or after one of its requests missed the SLO),
+// request-level credits returned per completion (JBSQ) or by idle cores
+// (JIQ: a core that frees with nothing queued returns one credit, so a busy
+// host sends none), and per-request random hashing as a reference.
 func T40bPolicies() []Policy {
-	return []Policy{MustPolicy("hash"), MustPolicy("migrate"), MustPolicy("passive"), MustPolicy("jbsq"), MustPolicy("random")}
+	return []Policy{MustPolicy("hash"), MustPolicy("migrate"), MustPolicy("passive"), MustPolicy("passive-miss"), MustPolicy("jbsq"), MustPolicy("jiq"), MustPolicy("random")}
 }
 
 // T40b runs the scenario with connections Zipf(α = 0.5)-skewed (default
@@ -567,9 +569,9 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 			c.Study = StudyT40bHash
 		case p.Ingress == Migrate:
 			c.Study = StudyT40bActive
-		case p.Ingress == Passive:
+		case p.Ingress == Passive, p.Ingress == PassiveMiss:
 			c.Study = StudyT40bPassive
-		case p.Binding == JBSQ:
+		case p.Binding == JBSQ, p.Binding == JIQ:
 			c.Study = StudyT40bCredit
 		}
 		res.Cells = append(res.Cells, c)
@@ -595,9 +597,13 @@ func t40bName(p string) string {
 	case p == "migrate":
 		return "active migration (Capybara-style)"
 	case p == "passive":
-		return "passive migration"
+		return "passive migration, at a queue"
+	case p == "passive-miss":
+		return "passive migration, after a miss"
 	case strings.HasPrefix(p, "jbsq"):
-		return "request-level credits"
+		return "request-level credits, one per completion"
+	case p == "jiq":
+		return "request-level credits, one per idle core"
 	case p == "random":
 		return "per-request random (reference)"
 	}

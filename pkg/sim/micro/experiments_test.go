@@ -119,9 +119,14 @@ func TestT40bCreditsBeatStaticHash(t *testing.T) {
 	for _, c := range r.Cells {
 		v[t40bName(c.Policy)] = c
 	}
-	hash, credits := v["static hash"], v["request-level credits"]
+	hash, credits, pulled := v["static hash"], v["request-level credits, one per completion"], v["request-level credits, one per idle core"]
 	if !(credits.Violation.Mean < hash.Violation.Mean) || hash.MessagesPerRPC.Mean != 0 || credits.MessagesPerRPC.Mean != 1 {
 		t.Fatalf("hash %+v\ncredits %+v", hash.Violation, credits.Violation)
+	}
+	// Idle-core credits are sent only by a core that frees with nothing
+	// queued: fewer than one per RPC at ρ = 0.85, and they beat the hash too.
+	if m := pulled.MessagesPerRPC.Mean; !(m > 0 && m < 1) || !(pulled.Violation.Mean < hash.Violation.Mean) {
+		t.Fatalf("idle-core credits %+v at %.3f msgs/RPC, hash %+v", pulled.Violation, m, hash.Violation)
 	}
 	checkPlots(t, r, "t40b_violations")
 }

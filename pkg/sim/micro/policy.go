@@ -61,6 +61,12 @@ const (
 	// the request itself stays. The host reacts to its own queue, with no
 	// view of where the connection goes.
 	Passive
+	// PassiveMiss is Hash plus passive migration after the fact: when a
+	// request of a connection misses the SLO (its reply reaches the ingress
+	// later than the SLO), the connection is handed from the host that served
+	// it to a uniformly random other host (2 messages), effective from that
+	// moment. It reacts to a violation, not to a queue.
+	PassiveMiss
 )
 
 // Movement is what a host may do with a request after it arrived.
@@ -94,7 +100,7 @@ type Policy struct {
 }
 
 var ingressNames = map[Ingress]string{
-	Random: "random", P2C: "p2c", JSW: "jsw", Hash: "hash", Migrate: "migrate", Least: "least", Passive: "passive",
+	Random: "random", P2C: "p2c", JSW: "jsw", Hash: "hash", Migrate: "migrate", Least: "least", Passive: "passive", PassiveMiss: "passive-miss",
 }
 
 // String is the canonical name, which ParsePolicy accepts.
@@ -146,7 +152,8 @@ func (p Policy) String() string {
 
 // ParsePolicy reads a policy name:
 //
-//	random | p2c | jsw | hash | migrate | passive   early binding at the ingress,
+//	random | p2c | jsw | hash | migrate | passive | passive-miss
+//	    early binding at the ingress,
 //	    optionally followed by +fwd (forwarding) or +ideal (ideal movement)
 //	jbsq[:n|:inf|:auto][/least|/random|/p2c]   late binding, n per host
 //	    (default auto = Little's-law bound, default choice least)
@@ -184,7 +191,7 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 	}
 	if !found {
-		return Policy{}, fmt.Errorf("unknown policy %q (want random, p2c, jsw, hash, migrate, passive [+fwd|+ideal], jbsq[:n][/choice], jsq, jiq, switch[:n][/random] or switch-jiq)", s)
+		return Policy{}, fmt.Errorf("unknown policy %q (want random, p2c, jsw, hash, migrate, passive, passive-miss [+fwd|+ideal], jbsq[:n][/choice], jsq, jiq, switch[:n][/random] or switch-jiq)", s)
 	}
 	switch mv {
 	case "":

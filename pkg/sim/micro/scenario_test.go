@@ -135,6 +135,29 @@ func TestPassiveMigration(t *testing.T) {
 	}
 }
 
+func TestPassiveMigrationAfterMiss(t *testing.T) {
+	cfg := quickCfg("passive-miss")
+	cfg.Connections, cfg.ZipfAlpha = 1024, 0.5
+	r := run(t, cfg)
+	if r.Migrations == 0 || r.ControlMessages != 2*r.Migrations {
+		t.Fatalf("passive-miss: %d migrations, %d messages", r.Migrations, r.ControlMessages)
+	}
+	// One hand-over per late reply at most: a connection already handed
+	// away by an earlier late reply is not moved again by a later one.
+	if late := int64(r.Violations + cfg.Warmup); r.Migrations > late {
+		t.Fatalf("%d migrations for at most %d late replies", r.Migrations, late)
+	}
+	// With an SLO nothing misses it reacts to nothing: request for request
+	// the static hash.
+	cfg.SLO = 1e9
+	never := run(t, cfg)
+	cfg.Policy = MustPolicy("hash")
+	hash := run(t, cfg)
+	if never.Migrations != 0 || never.MeanLatency != hash.MeanLatency || never.ViolationRate != hash.ViolationRate {
+		t.Fatalf("passive-miss without misses: %d migrations, mean %v vs the hash's %v", never.Migrations, never.MeanLatency, hash.MeanLatency)
+	}
+}
+
 func TestLookupScenario(t *testing.T) {
 	for _, n := range append(ScenarioNames(), "") {
 		s, err := LookupScenario(n)
@@ -273,5 +296,31 @@ func TestTTLTallies(t *testing.T) {
 		if n != ta.Worse || ta.Cells != 3*2 { // 3 faults × 2 quick TTLs
 			t.Errorf("%s: tally %+v, counted %d", ta.Choice, ta, n)
 		}
+	}
+}
+
+// TestStudyT40bGolden holds T40b's request-level credits for fixed seeds:
+// credits pulled by idle cores cost fewer than one message per RPC (the
+// study: 0.351) and beat the static hash, and passive migration after a miss
+// is no better than the hash it starts from; exact values in testdata.
+func TestStudyT40bGolden(t *testing.T) {
+	s, _ := LookupScenario(ScenarioStudy)
+	res, err := T40b(context.Background(), s.Config, Options{Seeds: 3, Requests: 30000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]Cell{}
+	var buf bytes.Buffer
+	for _, c := range res.Cells {
+		v[c.Policy] = c
+		fmt.Fprintf(&buf, "%s %.6f ± %.6f msgs %.6f\n", c.Policy, c.Violation.Mean, c.Violation.CI95, c.MessagesPerRPC.Mean)
+	}
+	studyGolden(t, "study_t40b.golden", buf.Bytes())
+	jiq, hash, miss := v["jiq"], v["hash"], v["passive-miss"]
+	if m := jiq.MessagesPerRPC.Mean; m < 0.25 || m > 0.45 {
+		t.Errorf("idle-core credits %.3f msgs/RPC, want 0.25–0.45 (study 0.351)", m)
+	}
+	if !(jiq.Violation.Mean < hash.Violation.Mean) || !(miss.Violation.Mean > v["passive"].Violation.Mean) || miss.Violation.Mean < 0.5*hash.Violation.Mean {
+		t.Errorf("jiq %.3f, hash %.3f, passive %.3f, passive after a miss %.3f", jiq.Violation.Mean, hash.Violation.Mean, v["passive"].Violation.Mean, miss.Violation.Mean)
 	}
 }
