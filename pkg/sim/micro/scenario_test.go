@@ -123,38 +123,32 @@ func TestForwardHops(t *testing.T) {
 }
 
 func TestPassiveMigration(t *testing.T) {
-	cfg := quickCfg("passive")
-	cfg.Connections, cfg.ZipfAlpha = 1024, 0.5
-	r := run(t, cfg)
-	if r.Migrations == 0 || r.ControlMessages != 2*r.Migrations {
-		t.Fatalf("passive: %d migrations, %d messages", r.Migrations, r.ControlMessages)
-	}
-	cfg.Policy = MustPolicy("hash")
-	if h := run(t, cfg); h.Migrations != 0 {
-		t.Fatal("static hash migrated")
-	}
-}
-
-func TestPassiveMigrationAfterMiss(t *testing.T) {
-	cfg := quickCfg("passive-miss")
-	cfg.Connections, cfg.ZipfAlpha = 1024, 0.5
-	r := run(t, cfg)
-	if r.Migrations == 0 || r.ControlMessages != 2*r.Migrations {
-		t.Fatalf("passive-miss: %d migrations, %d messages", r.Migrations, r.ControlMessages)
-	}
-	// One hand-over per late reply at most: a connection already handed
-	// away by an earlier late reply is not moved again by a later one.
-	if late := int64(r.Violations + cfg.Warmup); r.Migrations > late {
-		t.Fatalf("%d migrations for at most %d late replies", r.Migrations, late)
-	}
-	// With an SLO nothing misses it reacts to nothing: request for request
-	// the static hash.
-	cfg.SLO = 1e9
-	never := run(t, cfg)
-	cfg.Policy = MustPolicy("hash")
-	hash := run(t, cfg)
-	if never.Migrations != 0 || never.MeanLatency != hash.MeanLatency || never.ViolationRate != hash.ViolationRate {
-		t.Fatalf("passive-miss without misses: %d migrations, mean %v vs the hash's %v", never.Migrations, never.MeanLatency, hash.MeanLatency)
+	for _, p := range []string{"passive", "passive-miss"} {
+		cfg := quickCfg(p)
+		cfg.Connections, cfg.ZipfAlpha = 1024, 0.5
+		r := run(t, cfg)
+		if r.Migrations == 0 || r.ControlMessages != 2*r.Migrations {
+			t.Fatalf("%s: %d migrations, %d messages", p, r.Migrations, r.ControlMessages)
+		}
+		if p == "passive-miss" {
+			// One hand-over per late reply at most: a connection already
+			// handed away by an earlier late reply is not moved again.
+			if late := int64(r.Violations + cfg.Warmup); r.Migrations > late {
+				t.Fatalf("%d migrations for at most %d late replies", r.Migrations, late)
+			}
+			// With an SLO nothing misses it reacts to nothing: request for
+			// request the static hash below.
+			cfg.SLO = 1e9
+			r = run(t, cfg)
+		}
+		cfg.Policy = MustPolicy("hash")
+		h := run(t, cfg)
+		if h.Migrations != 0 {
+			t.Fatal("static hash migrated")
+		}
+		if p == "passive-miss" && (r.Migrations != 0 || r.MeanLatency != h.MeanLatency || r.ViolationRate != h.ViolationRate) {
+			t.Fatalf("passive-miss without misses: %d migrations, mean %v vs the hash's %v", r.Migrations, r.MeanLatency, h.MeanLatency)
+		}
 	}
 }
 
