@@ -15,7 +15,7 @@ import (
 )
 
 // microExperiments are the experiments of `sim micro`, in help order.
-var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "run"}
+var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "search", "run"}
 
 // scenarioFlags bind the microsecond model's scenario to flags.
 type scenarioFlags struct {
@@ -302,6 +302,11 @@ type simMicroOptions struct {
 	costs      []time.Duration
 	dispCores  []int
 	loads      []float64
+	e3Axis     string
+	e3SLO      string
+	e3Burst    string
+	e3Points   []float64
+	sigmas     []float64
 	experiment string
 	scenario   micro.Config
 	parsed     []micro.Policy
@@ -310,7 +315,7 @@ type simMicroOptions struct {
 func newSimMicroCmd(s *streams) *cobra.Command {
 	o := &simMicroOptions{}
 	cmd := &cobra.Command{
-		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|run}",
+		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|search|run}",
 		Short: "Simulate µs-scale late binding (JBSQ/JIQ vs ingress balancing and movement)",
 		Long: `Discrete-event simulation of N hosts × m cores (one FCFS queue per host)
 behind an ingress/dispatcher, with renewal arrivals of a chosen CV, optional
@@ -326,7 +331,15 @@ figures are printed beside ours, labelled):
   gateway  a software dispatcher (1 core, 200–500 ns/message) against load
   ttl      credit TTL ablation under lost notifications and host stalls
   switch   the study's ideal dispatchers beside the switch's one-pass algorithm
+  search   the structural grid (service tail --sigmas × E3 axis × SLO rule ×
+           burst rule): how far E1, E2 and E3's D/S = 4 point land from the
+           study's figures, closest first (long: ~20 min on 2 cores)
   run      one scenario, the policies given by --policy
+
+E3 moves D/S along --axis (delay, service, product: D·S kept, unloaded:
+2D + S kept), the SLO by --slo-rule and the bursts' on-period by
+--burst-scale; every rule passes through the scenario's own point, and
+--points picks the D/S values.
 
 Policies: random, p2c, jsw, hash, migrate, passive, passive-miss
 [+fwd|+ideal] (hash and the migrations need --connections); jbsq[:n][/least|
@@ -345,6 +358,8 @@ The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
   p4ctl sim micro e1 --scenario study
   p4ctl sim micro e3 --scenario study --quick -o json
+  p4ctl sim micro e3 --scenario study --axis delay --slo-rule round-trip-hop --points 0.9,4
+  p4ctl sim micro search --scenario study --sigmas 1,1.5
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
@@ -364,6 +379,13 @@ The same --seed gives byte-identical output.`,
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
 	fs.Lookup("loads").DefValue = "" // no "(default [])": the usage text says what empty means
+	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes)+" (default: the scenario's, delay pooled, service study)")
+	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs)+" (default: fixed on the service axis, round-trip on the others)")
+	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts)+" (default fixed)")
+	fs.Float64SliceVar(&o.e3Points, "points", nil, "e3: the D/S values to run (empty: the axis's grid)")
+	fs.Lookup("points").DefValue = ""
+	fs.Float64SliceVar(&o.sigmas, "sigmas", nil, "search: lognormal σ of the service tails to search (empty: 1, 1.25, 1.5; quick: 1)")
+	fs.Lookup("sigmas").DefValue = ""
 	return cmd
 }
 
@@ -399,6 +421,35 @@ func (o *simMicroOptions) Validate() error {
 	sc, err := o.scen.config(0)
 	if err != nil {
 		return err
+	}
+	if o.e3Axis != "" {
+		sc.Sweep.E3Axis = micro.E3Axis(strings.ToLower(o.e3Axis))
+		sc.Sweep.E3SLO = "" // the new axis's own rule unless --slo-rule says
+	}
+	if o.e3SLO != "" {
+		sc.Sweep.E3SLO = micro.E3SLO(strings.ToLower(o.e3SLO))
+	}
+	if o.e3Burst != "" {
+		sc.Sweep.E3Burst = micro.E3Burst(strings.ToLower(o.e3Burst))
+	}
+	for _, x := range o.sigmas {
+		if !(x > 0 && x <= 3) {
+			return usageErrorf("--sigmas: σ %v must be in (0, 3]", x)
+		}
+	}
+	if len(o.sigmas) > 0 && sc.Service.Kind != dist.ServiceLognormal {
+		return usageErrorf("--sigmas: the service must be lognormal, not %s", sc.Service.Kind)
+	}
+	for _, x := range o.e3Points {
+		if !(x > 0 && x <= 100) {
+			return usageErrorf("--points: D/S %v must be in (0, 100]", x)
+		}
+	}
+	if len(o.e3Points) > 0 {
+		sc.Sweep.E3Points = o.e3Points
+	}
+	if _, _, _, err := sc.Sweep.E3Rules(); err != nil {
+		return usageErrorf("--axis, --slo-rule, --burst-scale: %w", err)
 	}
 	o.scenario = sc
 	for _, p := range o.parsed {
@@ -458,6 +509,8 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 		res, err = micro.TTLAblation(ctx, o.scenario, opt)
 	case "switch":
 		res, err = micro.SwitchGap(ctx, o.scenario, opt)
+	case "search":
+		res, err = micro.Search(ctx, o.scenario, micro.SearchGrid{Sigmas: o.sigmas}, opt)
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

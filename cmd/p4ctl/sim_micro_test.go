@@ -130,11 +130,30 @@ func TestSimMicroScenarioStudy(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"sim", "micro", "e2"}, {"sim", "micro", "e3"}, {"sim", "micro", "t40b"}, {"sim", "micro", "gateway"},
-		{"sim", "micro", "ttl"}, {"sim", "micro", "switch"}, {"sim", "micro", "run"}, {"tune", "jbsq"},
+		{"sim", "micro", "ttl"}, {"sim", "micro", "switch"}, {"sim", "micro", "search"}, {"sim", "micro", "run"}, {"tune", "jbsq"},
 	} {
 		args = append(args, "--scenario", "study", "--quick", "--requests", "2000", "--no-plots")
 		if code, _, errs := p4ctl(t, args...); code != exitOK {
 			t.Errorf("%v: exit %d: %s", args, code, errs)
 		}
+	}
+}
+
+func TestSimMicroE3AxisFlags(t *testing.T) {
+	base := []string{"sim", "micro", "e3", "--scenario", "study", "--quick", "--requests", "2000", "--no-plots"}
+	_, out, _ := p4ctl(t, append(base, "--axis", "delay", "--slo-rule", "round-trip-hop", "--points", "4")...)
+	if !strings.Contains(out, "SLO = 50 µs + 4(D − 4.5 µs)") || !strings.Contains(out, "\n4 ") || strings.Contains(out, "\n0.9 ") {
+		t.Errorf("--axis delay --slo-rule round-trip-hop --points 4:\n%s", out)
+	}
+	if !strings.Contains(out, "20    5     112") {
+		t.Errorf("D/S = 4 on the delay axis is not D 20 µs, S 5 µs, SLO 112 µs:\n%s", out)
+	}
+	for _, bad := range [][]string{{"--axis", "diagonal"}, {"--slo-rule", "loose"}, {"--burst-scale", "x"}, {"--points", "0"}} {
+		if code, _, errs := p4ctl(t, append(base, bad...)...); code != exitUsage || !strings.Contains(errs, bad[0]) {
+			t.Errorf("%v: exit %d: %s", bad, code, errs)
+		}
+	}
+	if code, _, errs := p4ctl(t, "sim", "micro", "search", "--service", "exp", "--sigmas", "1.5", "--quick", "--no-plots"); code != exitUsage || !strings.Contains(errs, "--sigmas") {
+		t.Errorf("--sigmas with exponential service: exit %d: %s", code, errs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -278,6 +279,7 @@ func (r *E2Result) WriteText(w io.Writer) error {
 type E3Point struct {
 	DelayOverService float64 `json:"delay_over_service"`
 	Delay            float64 `json:"delay_us"`
+	Service          float64 `json:"service_mean_us"`
 	SLO              float64 `json:"slo_us"`
 	Label            string  `json:"label"`
 	Cell             Cell    `json:"cell"`
@@ -291,6 +293,8 @@ type E3Result struct {
 	Scenario Config    `json:"scenario"`
 	Options  Options   `json:"options"`
 	Axis     E3Axis    `json:"axis"`
+	SLORule  E3SLO     `json:"slo_rule"`
+	Burst    E3Burst   `json:"burst_rule"`
 	Target   float64   `json:"tune_target"`
 	Points   []E3Point `json:"points"`
 	// Failures says, for every curve, the smallest D/S at which it fails:
@@ -313,25 +317,15 @@ type E3Failure struct {
 // E3Labels are the curves of E3, in order.
 var e3Labels = []string{"random", "p2c", "jsw", "random+fwd", "p2c+fwd", "jsw+fwd", "jiq", "jbsq fixed n", "jbsq Little n", "jbsq tuned n"}
 
-// e3Point is the scenario at D/S = x on the axis.
-func e3Point(scenario Config, axis E3Axis, x float64) Config {
-	c := scenario
-	if axis == AxisService {
-		c.Service.Mean = scenario.Delay / x
-		return c
-	}
-	c.Delay = x * scenario.Service.Mean
-	c.SLO = scenario.SLO + 2*(c.Delay-scenario.Delay)
-	return c
-}
-
 // E3 varies D/S, the one-way delay over the mean service time, and asks
 // which ingress+movement pairs lose to random (and fail the tune target
 // before JBSQ does), and whether JBSQ keeps up when its bound grows with
-// D/S. The scenario's Sweep.E3Axis says how: AxisDelay (default) moves D
-// = x·S at the scenario's service mean, the SLO keeping its slack over the
-// base round trip (SLO + 2(D − D₀)); AxisService keeps D and the SLO and
-// moves S = D/x. JBSQ runs with the scenario's Little bound held fixed,
+// D/S. The scenario's Sweep says how (Sweep.E3Point): E3Axis AxisDelay
+// (default) moves D = x·S at the scenario's service mean, the SLO keeping
+// its slack over the base round trip (SLO + 2(D − D₀)); AxisService keeps
+// D and the SLO and moves S = D/x; AxisProduct and AxisUnloaded move both;
+// E3SLO and E3Burst override how the SLO and the bursts' on-period move
+// along the axis. JBSQ runs with the scenario's Little bound held fixed,
 // with the Little bound recomputed at each point, and with the n TuneJBSQ
 // finds for target (default the scenario's Sweep.TuneTarget, else 1 %).
 // Defaults 5 seeds × 200 000 at D/S = 0.1 … 4 (service axis: 0.45 … 4, S
@@ -347,12 +341,9 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 	if target == 0 {
 		target = 0.01
 	}
-	axis := scenario.Sweep.E3Axis
-	if axis == "" {
-		axis = AxisDelay
-	}
-	if axis != AxisDelay && axis != AxisService {
-		return nil, fmt.Errorf("e3: axis %q must be %s or %s", axis, AxisDelay, AxisService)
+	axis, rule, burst, err := scenario.Sweep.E3Rules()
+	if err != nil {
+		return nil, fmt.Errorf("e3: %w", err)
 	}
 	xs := []float64{0.1, 0.25, 0.5, 1, 2, 4}
 	if o.Quick {
@@ -364,13 +355,23 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 			xs = []float64{0.45, 0.9, 4}
 		}
 	}
+	if ps := scenario.Sweep.E3Points; len(ps) > 0 {
+		xs = slices.Sorted(slices.Values(ps))
+		xs = slices.Compact(xs)
+	}
 	tr := &tracker{fn: o.Progress}
 	fixed := LittleBound(scenario.ServerCores(), scenario.Delay, scenario.Service.Mean)
-	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Axis: axis, Target: target}
+	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Axis: axis, SLORule: rule, Burst: burst, Target: target}
 	var cfgs []Config
 	var pts []E3Point
 	for _, x := range xs {
-		c := e3Point(scenario, axis, x)
+		c, err := scenario.Sweep.E3Point(scenario, x)
+		if err != nil {
+			return nil, fmt.Errorf("e3: %w", err)
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
+		}
 		// Tuning uses the comparison's seeds and sizes, so the tuned n meets
 		// the target on the runs that are compared.
 		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
@@ -391,7 +392,7 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 				cc.Policy = MustPolicy(l)
 			}
 			cfgs = append(cfgs, seeded(cc, o)...)
-			pts = append(pts, E3Point{DelayOverService: x, Delay: c.Delay, SLO: c.SLO, Label: l})
+			pts = append(pts, E3Point{DelayOverService: x, Delay: c.Delay, Service: c.Service.Mean, SLO: c.SLO, Label: l})
 		}
 	}
 	runs, err := runMany(ctx, cfgs, o.Parallel, tr)
@@ -462,36 +463,60 @@ func e3Failures(pts []E3Point, target float64) ([]E3Failure, int, int) {
 	return out, n, early
 }
 
+// e3Title says what E3 moved: the axis, the SLO rule and the burst rule.
+func (r *E3Result) e3Title() string {
+	sc := r.Scenario
+	var t string
+	switch r.Axis {
+	case AxisService:
+		t = fmt.Sprintf("moving the service mean S = D/x (D = %g µs fixed)", sc.Delay)
+	case AxisProduct:
+		t = fmt.Sprintf("moving D and S with D·S = %g µs² fixed", sc.Delay*sc.Service.Mean)
+	case AxisUnloaded:
+		t = fmt.Sprintf("moving D and S with the unloaded latency 2D + S = %g µs fixed", 2*sc.Delay+sc.Service.Mean)
+	default:
+		t = fmt.Sprintf("moving the one-way delay D = x·S (service mean %g µs fixed)", sc.Service.Mean)
+	}
+	switch r.SLORule {
+	case SLOFixed:
+		t += fmt.Sprintf(", SLO %g µs fixed", sc.SLO)
+	case SLORoundTrip:
+		t += fmt.Sprintf(", SLO = %g µs + 2(D − %g µs)", sc.SLO, sc.Delay)
+	case SLORoundTripHop:
+		t += fmt.Sprintf(", SLO = %g µs + 4(D − %g µs) (the round trip and one forwarding hop)", sc.SLO, sc.Delay)
+	case SLOSlack:
+		t += fmt.Sprintf(", SLO = 2D + %.3g·S (the slack in service times kept)", (sc.SLO-2*sc.Delay)/sc.Service.Mean)
+	case SLOSlowdown:
+		t += fmt.Sprintf(", SLO = %.3g·S (a slowdown bound)", sc.SLO/sc.Service.Mean)
+	case SLOUnloaded:
+		t += fmt.Sprintf(", SLO = %.3g·(2D + S) (a multiple of the unloaded latency)", sc.SLO/(2*sc.Delay+sc.Service.Mean))
+	}
+	switch r.Burst {
+	case BurstService:
+		t += ", burst on-period ∝ S"
+	case BurstDelay:
+		t += ", burst on-period ∝ D"
+	}
+	return t
+}
+
 // WriteText implements output.TextWriter.
 func (r *E3Result) WriteText(w io.Writer) error {
-	if r.Axis == AxisService {
-		fmt.Fprintf(w, "E3 — violations against D/S, moving the service mean S = D/x (D = %g µs and SLO %g µs fixed)\n%s\n%s\n",
-			r.Scenario.Delay, r.Scenario.SLO, scenarioLine(r.Scenario), seedsLine(r.Options))
-	} else {
-		fmt.Fprintf(w, "E3 — violations against one-way delay D (service mean %g µs fixed, SLO = %g µs + 2(D − %g µs))\n%s\n%s\n",
-			r.Scenario.Service.Mean, r.Scenario.SLO, r.Scenario.Delay, scenarioLine(r.Scenario), seedsLine(r.Options))
-	}
+	fmt.Fprintf(w, "E3 — violations against D/S, %s\n%s\n%s\n", r.e3Title(), scenarioLine(r.Scenario), seedsLine(r.Options))
 	fmt.Fprintf(w, "jbsq fixed n = Little bound at the scenario's point (%d); Little n = ⌈m(1 + 2D/S)⌉ at each point; tuned n = smallest n with violations ≤ %.2g %% (TuneJBSQ)\n",
 		LittleBound(r.Scenario.ServerCores(), r.Scenario.Delay, r.Scenario.Service.Mean), 100*r.Target)
 	fmt.Fprintf(w, "early binding fails first: %d of %d early-binding curves exceed %.2g %% at a D/S where the tuned JBSQ meets it (study (reported): %s)\n\n",
 		r.FailFirst, r.Early, 100*r.Target, StudyE3FailFirst)
 	rows := make([][]string, 0, len(r.Points))
 	for _, p := range r.Points {
-		if r.Axis == AxisService {
-			p.Delay = r.Scenario.Delay / p.DelayOverService // S on this axis
-		}
 		lose := ""
 		if p.LosesToRandom {
 			lose = "yes"
 		}
-		rows = append(rows, []string{fmt.Sprintf("%g", p.DelayOverService), fmt.Sprintf("%g", p.Delay), fmt.Sprintf("%g", p.SLO),
+		rows = append(rows, []string{fmt.Sprintf("%g", p.DelayOverService), fmt.Sprintf("%.4g", p.Delay), fmt.Sprintf("%.4g", p.Service), fmt.Sprintf("%.4g", p.SLO),
 			p.Cell.Policy, pct(p.Cell.Violation), num(p.Cell.P99, 1), lose, p.Study})
 	}
-	second := "D µs"
-	if r.Axis == AxisService {
-		second = "S µs"
-	}
-	return writeTable(w, []string{"D/S", second, "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
+	return writeTable(w, []string{"D/S", "D µs", "S µs", "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
 }
 
 // --------------------------------------------------------------- T40b ----

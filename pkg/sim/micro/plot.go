@@ -223,12 +223,7 @@ func (r *E2Result) Plots(dir string) ([]string, error) {
 
 // Plots draws violation rate against D/S per policy.
 func (r *E3Result) Plots(dir string) ([]string, error) {
-	title, xl := "E3: violations against network delay", "one-way delay / mean service (D/S)"
-	if r.Axis == AxisService {
-		title = fmt.Sprintf("E3: violations against D/S (D = %g µs, SLO %g µs fixed; S = D/x)", r.Scenario.Delay, r.Scenario.SLO)
-		xl = "one-way delay / mean service (D/S), moving S from 10 µs to 1.125 µs"
-	}
-	p := newPlot(title, xl, "violation rate (%, log)")
+	p := newPlot("E3: violations against D/S", "one-way delay / mean service (D/S), "+r.e3Title(), "violation rate (%, log)")
 	logX(p)
 	logY(p)
 	xs, ys := map[string][]float64{}, map[string][]float64{}
@@ -445,4 +440,45 @@ func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
 	p.NominalX(names...)
 	p.Y.Min = 0 // error bars stay above the axis
 	return save(p, dir, "switch_gap", 24*vg.Centimeter, 12*vg.Centimeter)
+}
+
+// Plots draws E3's D/S = 4 point of every combination of the search:
+// random against random+fwd, colour by service tail, shape by axis, with
+// the study's point marked.
+func (r *SearchResult) Plots(dir string) ([]string, error) {
+	p := newPlot("Structural search: E3 at D/S = 4, every σ × axis × SLO rule × burst rule",
+		"random, violations (%)", "random+fwd, violations (%)")
+	for i, sg := range r.Grid.Sigmas {
+		for j, axis := range r.Grid.Axes {
+			var pts plotter.XYs
+			for _, x := range r.Rows {
+				if x.Sigma == sg && x.Axis == axis {
+					pts = append(pts, plotter.XY{X: 100 * x.Random.Violation.Mean, Y: 100 * x.Forward.Violation.Mean})
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, fmt.Errorf("plot search: %w", err)
+			}
+			sc.GlyphStyle.Color = plotutil.Color(i)
+			sc.GlyphStyle.Shape = plotutil.Shape(j)
+			sc.GlyphStyle.Radius = vg.Points(3)
+			p.Add(sc)
+			p.Legend.Add(fmt.Sprintf("σ = %g, %s axis", sg, axis), sc)
+		}
+	}
+	study, err := plotter.NewScatter(plotter.XYs{{X: 100 * targetE3Random.Lo, Y: 100 * targetE3Forward.Lo}})
+	if err != nil {
+		return nil, fmt.Errorf("plot search: %w", err)
+	}
+	study.GlyphStyle.Shape = draw.CrossGlyph{}
+	study.GlyphStyle.Radius = vg.Points(7)
+	study.GlyphStyle.Color = plotutil.Color(len(r.Grid.Sigmas))
+	p.Add(study)
+	p.Legend.Add(fmt.Sprintf("study (reported): %.2f %%, %.2f %%", 100*targetE3Random.Lo, 100*targetE3Forward.Lo), study)
+	p.Legend.Top, p.Legend.Left = true, true
+	return save(p, dir, "search_e3", 22*vg.Centimeter, 16*vg.Centimeter)
 }

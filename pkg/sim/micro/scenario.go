@@ -2,6 +2,8 @@ package micro
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,8 +22,14 @@ type Sweep struct {
 	// T40bGranularity is the granularity T40b pins connections with (""
 	// = the scenario's own).
 	T40bGranularity Granularity `json:"t40b_granularity,omitempty"`
-	// E3Axis is how E3 moves D/S.
-	E3Axis E3Axis `json:"e3_axis,omitempty"`
+	// E3Axis is how E3 moves D/S, E3SLO how the SLO moves along it (""
+	// = the axis's own rule, E3Axis.DefaultSLO) and E3Burst whether the
+	// micro-bursts' mean on-period moves with it ("" = it does not).
+	E3Axis  E3Axis  `json:"e3_axis,omitempty"`
+	E3SLO   E3SLO   `json:"e3_slo,omitempty"`
+	E3Burst E3Burst `json:"e3_burst,omitempty"`
+	// E3Points are the D/S values E3 runs (empty: its grid for the axis).
+	E3Points []float64 `json:"e3_points,omitempty"`
 	// TuneTarget is the violation target of the tuned JBSQ bound in E3
 	// (0 = 1 %).
 	TuneTarget float64 `json:"tune_target,omitempty"`
@@ -52,7 +60,151 @@ const (
 	// and a faster service leaves the same absolute budget for queueing
 	// and detours that now cost more service times.
 	AxisService E3Axis = "service"
+	// AxisProduct moves both, keeping D·S: D = √(x·D₀S₀), S = √(D₀S₀/x).
+	AxisProduct E3Axis = "product"
+	// AxisUnloaded moves both, keeping the unloaded latency 2D + S:
+	// S = (2D₀ + S₀)/(2x + 1), D = x·S.
+	AxisUnloaded E3Axis = "unloaded"
 )
+
+// E3Axes are the E3 axes, in the order the help text lists them.
+var E3Axes = []E3Axis{AxisDelay, AxisService, AxisProduct, AxisUnloaded}
+
+// DefaultSLO is the SLO rule an axis uses unless told otherwise: the
+// service axis keeps the SLO, the others keep its slack over the base
+// round trip.
+func (a E3Axis) DefaultSLO() E3SLO {
+	if a == AxisService {
+		return SLOFixed
+	}
+	return SLORoundTrip
+}
+
+// E3SLO says how the SLO moves along E3's axis. Every rule gives the
+// scenario's own SLO at the scenario's point (D₀, S₀, SLO₀), so every axis
+// passes through E1.
+type E3SLO string
+
+// SLO rules along E3's axis.
+const (
+	// SLOFixed keeps SLO₀.
+	SLOFixed E3SLO = "fixed"
+	// SLORoundTrip keeps the slack over the base round trip:
+	// SLO₀ + 2(D − D₀).
+	SLORoundTrip E3SLO = "round-trip"
+	// SLORoundTripHop keeps the slack over the round trip plus one
+	// forwarding hop (2D more): SLO₀ + 4(D − D₀).
+	SLORoundTripHop E3SLO = "round-trip-hop"
+	// SLOSlack keeps the slack in service times: 2D + b·S with
+	// b = (SLO₀ − 2D₀)/S₀.
+	SLOSlack E3SLO = "slack"
+	// SLOSlowdown is a slowdown bound: (SLO₀/S₀)·S.
+	SLOSlowdown E3SLO = "slowdown"
+	// SLOUnloaded is a multiple of the unloaded latency:
+	// SLO₀·(2D + S)/(2D₀ + S₀).
+	SLOUnloaded E3SLO = "unloaded"
+)
+
+// E3SLOs are the SLO rules, in the order the help text lists them.
+var E3SLOs = []E3SLO{SLOFixed, SLORoundTrip, SLORoundTripHop, SLOSlack, SLOSlowdown, SLOUnloaded}
+
+// E3Burst says whether the micro-bursts' mean on-period moves along E3's
+// axis (the burst length in service times or in delays kept).
+type E3Burst string
+
+// Burst rules along E3's axis.
+const (
+	// BurstFixed keeps the on-period in µs.
+	BurstFixed E3Burst = "fixed"
+	// BurstService scales it with S (the same length in service times).
+	BurstService E3Burst = "service"
+	// BurstDelay scales it with D (the same length in delays).
+	BurstDelay E3Burst = "delay"
+)
+
+// E3Bursts are the burst rules, in the order the help text lists them.
+var E3Bursts = []E3Burst{BurstFixed, BurstService, BurstDelay}
+
+// E3Point is the scenario moved to D/S = x along the sweep's axis, with
+// the SLO and the burst on-period moved by its rules. Unknown names are
+// refused.
+func (w Sweep) E3Point(scenario Config, x float64) (Config, error) {
+	axis, rule, burst, err := w.E3Rules()
+	if err != nil {
+		return Config{}, err
+	}
+	if !(x > 0) || math.IsInf(x, 0) {
+		return Config{}, fmt.Errorf("D/S %v must be > 0", x)
+	}
+	d0, s0, slo0 := scenario.Delay, scenario.Service.Mean, scenario.SLO
+	c := scenario
+	switch axis {
+	case AxisDelay:
+		c.Delay = x * s0
+	case AxisService:
+		c.Service.Mean = d0 / x
+	case AxisProduct:
+		c.Delay, c.Service.Mean = math.Sqrt(x*d0*s0), math.Sqrt(d0*s0/x)
+	case AxisUnloaded:
+		c.Service.Mean = (2*d0 + s0) / (2*x + 1)
+		c.Delay = x * c.Service.Mean
+	}
+	d, sv := c.Delay, c.Service.Mean
+	switch rule {
+	case SLOFixed:
+	case SLORoundTrip:
+		c.SLO = slo0 + 2*(d-d0)
+	case SLORoundTripHop:
+		c.SLO = slo0 + 4*(d-d0)
+	case SLOSlack:
+		c.SLO = 2*d + (slo0-2*d0)/s0*sv
+	case SLOSlowdown:
+		c.SLO = slo0 / s0 * sv
+	case SLOUnloaded:
+		c.SLO = slo0 * (2*d + sv) / (2*d0 + s0)
+	}
+	switch burst {
+	case BurstService:
+		c.Burst.MeanOn = scenario.Burst.MeanOn * sv / s0
+	case BurstDelay:
+		c.Burst.MeanOn = scenario.Burst.MeanOn * d / d0
+	}
+	return c, nil
+}
+
+// E3Rules resolves the sweep's axis, SLO rule and burst rule (defaults
+// filled in) and refuses unknown names.
+func (w Sweep) E3Rules() (E3Axis, E3SLO, E3Burst, error) {
+	axis, rule, burst := w.E3Axis, w.E3SLO, w.E3Burst
+	if axis == "" {
+		axis = AxisDelay
+	}
+	if rule == "" {
+		rule = axis.DefaultSLO()
+	}
+	if burst == "" {
+		burst = BurstFixed
+	}
+	if !slices.Contains(E3Axes, axis) {
+		return "", "", "", fmt.Errorf("E3 axis %q: want one of %s", axis, NameList(E3Axes))
+	}
+	if !slices.Contains(E3SLOs, rule) {
+		return "", "", "", fmt.Errorf("E3 SLO rule %q: want one of %s", rule, NameList(E3SLOs))
+	}
+	if !slices.Contains(E3Bursts, burst) {
+		return "", "", "", fmt.Errorf("E3 burst rule %q: want one of %s", burst, NameList(E3Bursts))
+	}
+	return axis, rule, burst, nil
+}
+
+// NameList joins names with commas, for help texts and errors.
+func NameList[T ~string](xs []T) string {
+	ss := make([]string, len(xs))
+	for i, x := range xs {
+		ss[i] = string(x)
+	}
+	return strings.Join(ss, ", ")
+}
 
 // Choice is one documented structural choice of a named scenario.
 type Choice struct {

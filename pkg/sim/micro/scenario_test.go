@@ -318,3 +318,61 @@ func TestStudyT40bGolden(t *testing.T) {
 		t.Errorf("jiq %.3f, hash %.3f, passive %.3f, passive after a miss %.3f", jiq.Violation.Mean, hash.Violation.Mean, v["passive"].Violation.Mean, miss.Violation.Mean)
 	}
 }
+
+// TestE3PointRules: every axis puts D/S at x, every SLO and burst rule
+// passes through the scenario's own point (so every axis goes through
+// E1), and the D/S = 4 points are the ones docs/REPRODUCTION.md tabulates.
+func TestE3PointRules(t *testing.T) {
+	study, _ := LookupScenario(ScenarioStudy)
+	sc := study.Config // D 4.5 µs, S 5 µs, SLO 50 µs, bursts of 100 µs
+	x0 := sc.Delay / sc.Service.Mean
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for _, axis := range E3Axes {
+		for _, rule := range E3SLOs {
+			for _, burst := range E3Bursts {
+				w := Sweep{E3Axis: axis, E3SLO: rule, E3Burst: burst}
+				at0, err := w.E3Point(sc, x0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !near(at0.Delay, sc.Delay) || !near(at0.Service.Mean, sc.Service.Mean) || !near(at0.SLO, sc.SLO) || !near(at0.Burst.MeanOn, sc.Burst.MeanOn) {
+					t.Errorf("%s/%s/%s at the scenario's D/S: D %g S %g SLO %g on %g", axis, rule, burst, at0.Delay, at0.Service.Mean, at0.SLO, at0.Burst.MeanOn)
+				}
+				at4, _ := w.E3Point(sc, 4)
+				if !near(at4.Delay/at4.Service.Mean, 4) {
+					t.Errorf("%s: D/S %g at x = 4", axis, at4.Delay/at4.Service.Mean)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		w             Sweep
+		d, s, slo, on float64
+	}{
+		{Sweep{E3Axis: AxisService}, 4.5, 1.125, 50, 100},
+		{Sweep{E3Axis: AxisDelay}, 20, 5, 81, 100},
+		{Sweep{E3Axis: AxisDelay, E3SLO: SLORoundTripHop}, 20, 5, 112, 100},
+		{Sweep{E3Axis: AxisDelay, E3SLO: SLORoundTripHop, E3Burst: BurstDelay}, 20, 5, 112, 100 * 20 / 4.5},
+		{Sweep{E3Axis: AxisService, E3SLO: SLOSlack}, 4.5, 1.125, 18.225, 100},
+		{Sweep{E3Axis: AxisService, E3SLO: SLOSlowdown, E3Burst: BurstService}, 4.5, 1.125, 11.25, 22.5},
+		{Sweep{E3Axis: AxisService, E3SLO: SLOUnloaded}, 4.5, 1.125, 50.0 / 14 * 10.125, 100},
+		{Sweep{E3Axis: AxisUnloaded, E3SLO: SLOFixed}, 4 * 14.0 / 9, 14.0 / 9, 50, 100},
+		{Sweep{E3Axis: AxisProduct}, math.Sqrt(90), math.Sqrt(22.5 / 4), 50 + 2*(math.Sqrt(90)-4.5), 100},
+	} {
+		got, err := c.w.E3Point(sc, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(got.Delay, c.d) || !near(got.Service.Mean, c.s) || !near(got.SLO, c.slo) || !near(got.Burst.MeanOn, c.on) {
+			t.Errorf("%+v: D %g S %g SLO %g on %g, want %g %g %g %g", c.w, got.Delay, got.Service.Mean, got.SLO, got.Burst.MeanOn, c.d, c.s, c.slo, c.on)
+		}
+	}
+	for _, w := range []Sweep{{E3Axis: "diagonal"}, {E3SLO: "loose"}, {E3Burst: "random"}} {
+		if _, err := w.E3Point(sc, 4); err == nil {
+			t.Errorf("%+v accepted", w)
+		}
+	}
+	if _, err := (Sweep{}).E3Point(sc, 0); err == nil {
+		t.Error("D/S = 0 accepted")
+	}
+}

@@ -1,0 +1,75 @@
+package micro
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+func TestStudyTargetOff(t *testing.T) {
+	rng, pt := StudyTarget{Lo: 0.10, Hi: 0.15}, StudyTarget{Lo: 0.1878, Hi: 0.1878}
+	for _, c := range []struct {
+		t    StudyTarget
+		v    float64
+		want float64
+	}{
+		{rng, 0.12, 0}, {rng, 0.10, 0}, {rng, 0.15, 0}, {rng, 0.05, 5}, {rng, 0.20, 5},
+		{pt, 0.1878, 0}, {pt, 0.0776, 11.02}, {pt, 0.2504, 6.26},
+	} {
+		if got := c.t.Off(c.v); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%+v.Off(%g) = %g, want %g", c.t, c.v, got, c.want)
+		}
+	}
+}
+
+// TestSearchQuick: every row repeats what E3 alone prints for its
+// combination at D/S = 4, combinations that give the same point are run
+// once, rows come closest first, and OFF is the largest distance.
+func TestSearchQuick(t *testing.T) {
+	s, _ := LookupScenario(ScenarioStudy)
+	o := Options{Quick: true}
+	res, err := Search(context.Background(), s.Config, SearchGrid{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Quick grid: σ 1 × {service, delay} × {fixed, round-trip} × {fixed};
+	// on the service axis round-trip is fixed (D does not move).
+	if len(res.Tails) != 1 || len(res.Rows) != 3 {
+		t.Fatalf("%d tails, %d rows", len(res.Tails), len(res.Rows))
+	}
+	same := 0
+	for i, r := range res.Rows {
+		same += len(r.Same)
+		if i > 0 && r.Off < res.Rows[i-1].Off {
+			t.Errorf("row %d (off %.2f) after one off %.2f", i, r.Off, res.Rows[i-1].Off)
+		}
+		want := max(targetE3Random.Off(r.Random.Violation.Mean), targetE3Forward.Off(r.Forward.Violation.Mean), targetE3JBSQ.Off(r.JBSQ.Violation.Mean))
+		if r.E3Off != want || r.Off != max(want, res.Tails[0].Off) {
+			t.Errorf("%s/%s: off %.2f / %.2f, want %.2f", r.Axis, r.SLO, r.E3Off, r.Off, want)
+		}
+		c := s.Config
+		c.Sweep.E3Axis, c.Sweep.E3SLO, c.Sweep.E3Burst, c.Sweep.E3Points = r.Axis, r.SLO, r.Burst, []float64{4}
+		e3, err := E3(context.Background(), c, 0, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range e3.Points {
+			if p.Label == "random" && p.Cell.Violation != r.Random.Violation {
+				t.Errorf("%s/%s: search random %+v, e3 %+v", r.Axis, r.SLO, r.Random.Violation, p.Cell.Violation)
+			}
+			if p.Label == "jbsq tuned n" && p.Cell.Bound != r.JBSQ.Bound {
+				t.Errorf("%s/%s: search n* %d, e3 %d", r.Axis, r.SLO, r.JBSQ.Bound, p.Cell.Bound)
+			}
+		}
+	}
+	if same != 1 {
+		t.Errorf("%d combinations folded into others, want 1 (service/round-trip)", same)
+	}
+	if tl := res.Tails[0]; tl.E2M8 != nil || tl.Random < 0.2 {
+		t.Errorf("quick tail %+v (E2's quick grid has no m = 8)", tl)
+	}
+	checkPlots(t, res, "search_e3")
+	if _, err := Search(context.Background(), s.Config, SearchGrid{Sigmas: []float64{-1}}, o); err == nil {
+		t.Error("σ = −1 accepted")
+	}
+}
