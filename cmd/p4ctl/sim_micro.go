@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -333,7 +335,7 @@ figures are printed beside ours, labelled):
   switch   the study's ideal dispatchers beside the switch's one-pass algorithm
   search   the structural grid (service tail --sigmas × E3 axis × SLO rule ×
            burst rule): how far E1, E2 and E3's D/S = 4 point land from the
-           study's figures, closest first (long: ~20 min on 2 cores)
+           study's figures, closest first (long: ~7 min on 2 cores)
   run      one scenario, the policies given by --policy
 
 E3 moves D/S along --axis (delay, service, product: D·S kept, unloaded:
@@ -373,15 +375,15 @@ The same --seed gives byte-identical output.`,
 	fs := cmd.Flags()
 	o.scen.bind(fs, false)
 	o.run.bind(fs, "out/sim-micro")
-	fs.StringArrayVar(&o.policies, "policy", nil, "policy to run (repeatable; e1 and run)")
+	fs.StringArrayVar(&o.policies, "policy", nil, "e1 and run: policy to run (repeatable)")
 	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound (default: the scenario's, 1 % pooled, 5 % study)")
 	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
 	fs.Lookup("loads").DefValue = "" // no "(default [])": the usage text says what empty means
-	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes)+" (default: the scenario's, delay pooled, service study)")
-	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs)+" (default: fixed on the service axis, round-trip on the others)")
-	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts)+" (default fixed)")
+	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes())+" (default: the scenario's, delay pooled, service study)")
+	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs())+" (default: fixed on the service axis, round-trip on the others)")
+	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts())+" (default fixed)")
 	fs.Float64SliceVar(&o.e3Points, "points", nil, "e3: the D/S values to run (empty: the axis's grid)")
 	fs.Lookup("points").DefValue = ""
 	fs.Float64SliceVar(&o.sigmas, "sigmas", nil, "search: lognormal σ of the service tails to search (empty: 1, 1.25, 1.5; quick: 1)")
@@ -389,10 +391,26 @@ The same --seed gives byte-identical output.`,
 	return cmd
 }
 
+// microExperimentFlags are the flags only some experiments read; given to
+// another experiment they are a usage error rather than ignored.
+func microExperimentFlags() map[string][]string {
+	return map[string][]string{
+		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"}, "target": {"e3"},
+		"costs": {"gateway"}, "dispatcher-cores": {"gateway"}, "loads": {"gateway"},
+		"sigmas": {"search"}, "policy": {"e1", "run"},
+	}
+}
+
 // Complete fills derived fields.
 func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
 	o.targetSet = changed(cmd.Flags(), "target")
+	flags := microExperimentFlags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if exps := flags[name]; changed(cmd.Flags(), name) && slices.Contains(microExperiments, o.experiment) && !slices.Contains(exps, o.experiment) {
+			return usageErrorf("--%s applies to %s only, not %s", name, strings.Join(exps, " and "), o.experiment)
+		}
+	}
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -141,11 +142,11 @@ func TestSimMicroScenarioStudy(t *testing.T) {
 
 func TestSimMicroE3AxisFlags(t *testing.T) {
 	base := []string{"sim", "micro", "e3", "--scenario", "study", "--quick", "--requests", "2000", "--no-plots"}
-	_, out, _ := p4ctl(t, append(base, "--axis", "delay", "--slo-rule", "round-trip-hop", "--points", "4")...)
-	if !strings.Contains(out, "SLO = 50 µs + 4(D − 4.5 µs)") || !strings.Contains(out, "\n4 ") || strings.Contains(out, "\n0.9 ") {
-		t.Errorf("--axis delay --slo-rule round-trip-hop --points 4:\n%s", out)
+	code, out, errs := p4ctl(t, append(base, "--axis", "delay", "--slo-rule", "round-trip-hop", "--points", "4")...)
+	if code != exitOK || !strings.Contains(out, "SLO = 50 µs + 4(D − 4.5 µs)") || !strings.Contains(out, "\n4 ") || strings.Contains(out, "\n0.9 ") {
+		t.Errorf("--axis delay --slo-rule round-trip-hop --points 4: exit %d %s\n%s", code, errs, out)
 	}
-	if !strings.Contains(out, "20    5     112") {
+	if !regexp.MustCompile(`(?m)^4\s+20\s+5\s+112\s+random\s`).MatchString(out) {
 		t.Errorf("D/S = 4 on the delay axis is not D 20 µs, S 5 µs, SLO 112 µs:\n%s", out)
 	}
 	for _, bad := range [][]string{{"--axis", "diagonal"}, {"--slo-rule", "loose"}, {"--burst-scale", "x"}, {"--points", "0"}} {
@@ -155,5 +156,15 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 	}
 	if code, _, errs := p4ctl(t, "sim", "micro", "search", "--service", "exp", "--sigmas", "1.5", "--quick", "--no-plots"); code != exitUsage || !strings.Contains(errs, "--sigmas") {
 		t.Errorf("--sigmas with exponential service: exit %d: %s", code, errs)
+	}
+	// Flags of one experiment given to another are refused, not ignored.
+	for _, args := range [][]string{
+		{"search", "--axis", "product"}, {"search", "--target", "0.2"}, {"e1", "--sigmas", "1.5"},
+		{"e2", "--points", "4"}, {"t40b", "--costs", "200ns"}, {"e3", "--policy", "random"},
+	} {
+		full := append([]string{"sim", "micro"}, append(args, "--quick", "--no-plots")...)
+		if code, _, errs := p4ctl(t, full...); code != exitUsage || !strings.Contains(errs, args[1]+" applies to") {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
 	}
 }

@@ -345,6 +345,9 @@ func (c Config) Validate() error {
 	if c.Connections > 0 && (!(c.ZipfAlpha >= 0) || c.ZipfAlpha > 10) {
 		add("zipf alpha %v must be in [0, 10]", c.ZipfAlpha)
 	}
+	if c.Policy.Binding == Early && c.Policy.Ingress == PassiveMiss && c.Policy.Movement != NoMovement {
+		add("passive-miss takes no movement (+fwd, +ideal): a request served away from its connection's host cannot hand the connection away")
+	}
 	if c.MigrateInterval < 0 || math.IsInf(c.MigrateInterval, 0) {
 		add("migrate interval %v must be ≥ 0", c.MigrateInterval)
 	}

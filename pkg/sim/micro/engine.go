@@ -482,7 +482,7 @@ func (s *sim) process(e event) {
 		s.migrate()
 		s.schedule(event{t: s.now + s.cfg.MigrateInterval, kind: evMigrateTick})
 	case evConnMiss:
-		if s.connHost[e.a] == e.b { // not already handed away by another late reply
+		if s.connHost[e.a] == e.b { // still pinned to the host that served it: not moved since by an earlier late reply
 			s.handAway(e.a, e.b)
 		}
 	}

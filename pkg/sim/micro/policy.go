@@ -65,7 +65,9 @@ const (
 	// request of a connection misses the SLO (its reply reaches the ingress
 	// later than the SLO), the connection is handed from the host that served
 	// it to a uniformly random other host (2 messages), effective from that
-	// moment. It reacts to a violation, not to a queue.
+	// moment, unless an earlier late reply has moved it away from that host
+	// since. It reacts to a violation, not to a queue, and takes no movement
+	// (+fwd, +ideal: the serving host need not be the connection's).
 	PassiveMiss
 )
 

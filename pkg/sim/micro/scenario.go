@@ -67,8 +67,9 @@ const (
 	AxisUnloaded E3Axis = "unloaded"
 )
 
-// E3Axes are the E3 axes, in the order the help text lists them.
-var E3Axes = []E3Axis{AxisDelay, AxisService, AxisProduct, AxisUnloaded}
+// E3Axes are the E3 axes, in the order the help text lists them (a new
+// slice on each call).
+func E3Axes() []E3Axis { return []E3Axis{AxisDelay, AxisService, AxisProduct, AxisUnloaded} }
 
 // DefaultSLO is the SLO rule an axis uses unless told otherwise: the
 // service axis keeps the SLO, the others keep its slack over the base
@@ -105,8 +106,11 @@ const (
 	SLOUnloaded E3SLO = "unloaded"
 )
 
-// E3SLOs are the SLO rules, in the order the help text lists them.
-var E3SLOs = []E3SLO{SLOFixed, SLORoundTrip, SLORoundTripHop, SLOSlack, SLOSlowdown, SLOUnloaded}
+// E3SLOs are the SLO rules, in the order the help text lists them (a new
+// slice on each call).
+func E3SLOs() []E3SLO {
+	return []E3SLO{SLOFixed, SLORoundTrip, SLORoundTripHop, SLOSlack, SLOSlowdown, SLOUnloaded}
+}
 
 // E3Burst says whether the micro-bursts' mean on-period moves along E3's
 // axis (the burst length in service times or in delays kept).
@@ -122,8 +126,9 @@ const (
 	BurstDelay E3Burst = "delay"
 )
 
-// E3Bursts are the burst rules, in the order the help text lists them.
-var E3Bursts = []E3Burst{BurstFixed, BurstService, BurstDelay}
+// E3Bursts are the burst rules, in the order the help text lists them (a
+// new slice on each call).
+func E3Bursts() []E3Burst { return []E3Burst{BurstFixed, BurstService, BurstDelay} }
 
 // E3Point is the scenario moved to D/S = x along the sweep's axis, with
 // the SLO and the burst on-period moved by its rules. Unknown names are
@@ -137,6 +142,9 @@ func (w Sweep) E3Point(scenario Config, x float64) (Config, error) {
 		return Config{}, fmt.Errorf("D/S %v must be > 0", x)
 	}
 	d0, s0, slo0 := scenario.Delay, scenario.Service.Mean, scenario.SLO
+	if !(s0 > 0) || !(d0 > 0) {
+		return Config{}, fmt.Errorf("E3 needs the scenario's delay and service mean > 0 (D = %v µs, S = %v µs)", d0, s0)
+	}
 	c := scenario
 	switch axis {
 	case AxisDelay:
@@ -185,14 +193,14 @@ func (w Sweep) E3Rules() (E3Axis, E3SLO, E3Burst, error) {
 	if burst == "" {
 		burst = BurstFixed
 	}
-	if !slices.Contains(E3Axes, axis) {
-		return "", "", "", fmt.Errorf("E3 axis %q: want one of %s", axis, NameList(E3Axes))
+	if !slices.Contains(E3Axes(), axis) {
+		return "", "", "", fmt.Errorf("E3 axis %q: want one of %s", axis, NameList(E3Axes()))
 	}
-	if !slices.Contains(E3SLOs, rule) {
-		return "", "", "", fmt.Errorf("E3 SLO rule %q: want one of %s", rule, NameList(E3SLOs))
+	if !slices.Contains(E3SLOs(), rule) {
+		return "", "", "", fmt.Errorf("E3 SLO rule %q: want one of %s", rule, NameList(E3SLOs()))
 	}
-	if !slices.Contains(E3Bursts, burst) {
-		return "", "", "", fmt.Errorf("E3 burst rule %q: want one of %s", burst, NameList(E3Bursts))
+	if !slices.Contains(E3Bursts(), burst) {
+		return "", "", "", fmt.Errorf("E3 burst rule %q: want one of %s", burst, NameList(E3Bursts()))
 	}
 	return axis, rule, burst, nil
 }

@@ -131,10 +131,16 @@ func TestPassiveMigration(t *testing.T) {
 			t.Fatalf("%s: %d migrations, %d messages", p, r.Migrations, r.ControlMessages)
 		}
 		if p == "passive-miss" {
-			// One hand-over per late reply at most: a connection already
-			// handed away by an earlier late reply is not moved again.
-			if late := int64(r.Violations + cfg.Warmup); r.Migrations > late {
-				t.Fatalf("%d migrations for at most %d late replies", r.Migrations, late)
+			// Late replies that come back after their connection was handed
+			// away from the host that served them move it no further: one
+			// connection over 16 one-core hosts (each host it visits is
+			// overloaded and keeps replying late long after it left), every
+			// reply late; a move per late reply would be ≈ one per request.
+			one := cfg
+			one.Hosts, one.CoresPerHost, one.Connections, one.Delay, one.SLO, one.Warmup = 16, 1, 1, 50, 1, 0
+			m := run(t, one)
+			if m.Violations != m.Requests || m.Migrations == 0 || 10*m.Migrations > int64(m.Violations) {
+				t.Fatalf("one connection, all %d of %d replies late: %d migrations", m.Violations, m.Requests, m.Migrations)
 			}
 			// With an SLO nothing misses it reacts to nothing: request for
 			// request the static hash below.
@@ -296,7 +302,9 @@ func TestTTLTallies(t *testing.T) {
 // TestStudyT40bGolden holds T40b's request-level credits for fixed seeds:
 // credits pulled by idle cores cost fewer than one message per RPC (the
 // study: 0.351) and beat the static hash, and passive migration after a miss
-// is no better than the hash it starts from; exact values in testdata.
+// stays in the hash's tier (at least half of it at these small sizes; at
+// full size it is above it, docs/REPRODUCTION.md), far above passive
+// migration at a queue; exact values in testdata.
 func TestStudyT40bGolden(t *testing.T) {
 	s, _ := LookupScenario(ScenarioStudy)
 	res, err := T40b(context.Background(), s.Config, Options{Seeds: 3, Requests: 30000})
@@ -327,9 +335,9 @@ func TestE3PointRules(t *testing.T) {
 	sc := study.Config // D 4.5 µs, S 5 µs, SLO 50 µs, bursts of 100 µs
 	x0 := sc.Delay / sc.Service.Mean
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
-	for _, axis := range E3Axes {
-		for _, rule := range E3SLOs {
-			for _, burst := range E3Bursts {
+	for _, axis := range E3Axes() {
+		for _, rule := range E3SLOs() {
+			for _, burst := range E3Bursts() {
 				w := Sweep{E3Axis: axis, E3SLO: rule, E3Burst: burst}
 				at0, err := w.E3Point(sc, x0)
 				if err != nil {

@@ -1,9 +1,11 @@
 package micro
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -58,13 +60,15 @@ type SearchGrid struct {
 	// Sigmas are lognormal σ of the service time (its tail; the mean stays
 	// the scenario's).
 	Sigmas []float64 `json:"sigmas"`
+	// Axes, SLOs and Bursts are E3's axes, SLO rules and burst rules
+	// (Sweep.E3Axis, E3SLO, E3Burst) to combine.
 	Axes   []E3Axis  `json:"axes"`
 	SLOs   []E3SLO   `json:"slo_rules"`
 	Bursts []E3Burst `json:"burst_rules"`
 }
 
 func (g SearchGrid) withDefaults(quick bool) SearchGrid {
-	sigmas, axes, slos, bursts := []float64{1, 1.25, 1.5}, E3Axes, E3SLOs, E3Bursts
+	sigmas, axes, slos, bursts := []float64{1, 1.25, 1.5}, E3Axes(), E3SLOs(), E3Bursts()
 	if quick {
 		sigmas, axes, slos, bursts = []float64{1}, []E3Axis{AxisService, AxisDelay}, []E3SLO{SLOFixed, SLORoundTrip}, []E3Burst{BurstFixed}
 	}
@@ -126,7 +130,6 @@ type SearchRow struct {
 
 // SearchResult is the grid's rows, closest first (rows whose tail leaves
 // E2 non-monotone after the others).
-
 type SearchResult struct {
 	Scenario Config        `json:"scenario"`
 	Options  Options       `json:"options"`
@@ -148,6 +151,16 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 	for _, sg := range grid.Sigmas {
 		if !(sg > 0 && sg <= 3) {
 			return nil, fmt.Errorf("search: σ %v must be in (0, 3]", sg)
+		}
+	}
+	// Every name is checked before anything runs.
+	for _, axis := range grid.Axes {
+		for _, rule := range grid.SLOs {
+			for _, burst := range grid.Bursts {
+				if _, _, _, err := (Sweep{E3Axis: axis, E3SLO: rule, E3Burst: burst}).E3Rules(); err != nil {
+					return nil, fmt.Errorf("search: %w", err)
+				}
+			}
 		}
 	}
 	total := len(grid.Sigmas) * (2 + len(grid.Axes)*len(grid.SLOs)*len(grid.Bursts))
@@ -184,7 +197,7 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 					if err != nil {
 						return nil, fmt.Errorf("search: %w", err)
 					}
-					key := [4]float64{at4.Delay, at4.Service.Mean, at4.SLO, at4.Burst.MeanOn}
+					key := [4]float64{round9(at4.Delay), round9(at4.Service.Mean), round9(at4.SLO), round9(at4.Burst.MeanOn)}
 					if i, ok := seen[key]; ok {
 						res.Rows[i].Same = append(res.Rows[i].Same, fmt.Sprintf("%s/%s/%s", axis, rule, burst))
 						step()
@@ -223,21 +236,21 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 			return 1
 		}
 		if a.Off != b.Off {
-			return cmpFloat(a.Off, b.Off)
+			return cmp.Compare(a.Off, b.Off)
 		}
-		return cmpFloat(a.E3Off, b.E3Off)
+		return cmp.Compare(a.E3Off, b.E3Off)
 	})
 	return res, nil
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// round9 rounds to 9 significant digits, so that points equal up to
+// floating-point noise share a key.
+func round9(x float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
 	}
-	return 0
+	e := math.Pow(10, 8-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*e) / e
 }
 
 // searchTail runs E1 and E2 for one service tail.
@@ -284,7 +297,10 @@ func searchTail(ctx context.Context, sc Config, o Options) (SearchTail, error) {
 			t.E2M8 = &d
 		}
 	}
-	t.Off = max(targetE1Random.Off(t.Random), strong, targetE1Late.Off(t.JBSQ), targetE1Late.Off(t.JIQ))
+	t.Off = max(targetE1Random.Off(t.Random), strong, targetE1Late.Off(t.JIQ))
+	if t.Bound > 0 { // a scenario without a tune target has no JBSQ(n*)
+		t.Off = max(t.Off, targetE1Late.Off(t.JBSQ))
+	}
 	if t.E2M8 != nil {
 		t.Off = max(t.Off, targetE2M8.Off(*t.E2M8))
 	}
@@ -300,21 +316,28 @@ func (r *SearchResult) WriteText(w io.Writer) error {
 		if i > 0 {
 			fmt.Fprint(w, "; ")
 		}
+		unit := "%"
+		if t == targetE2M8 {
+			unit = "pp"
+		}
 		if t.Lo == t.Hi {
-			fmt.Fprintf(w, "%s %.2f %%", t.Figure, 100*t.Lo)
+			fmt.Fprintf(w, "%s %.2f %s", t.Figure, 100*t.Lo, unit)
 		} else {
-			fmt.Fprintf(w, "%s %g–%g %%", t.Figure, 100*t.Lo, 100*t.Hi)
+			fmt.Fprintf(w, "%s %g–%g %s", t.Figure, 100*t.Lo, 100*t.Hi, unit)
 		}
 	}
 	fmt.Fprint(w, "\nrows whose tail leaves E2 non-monotone in m behind some ingress come last\n\n")
 	rows := make([][]string, 0, len(r.Tails))
 	for _, t := range r.Tails {
-		e2m8 := "-"
+		jbsq, e2m8 := "-", "-"
+		if t.Bound > 0 {
+			jbsq = fmt.Sprintf("%.2f %% (%d)", 100*t.JBSQ, t.Bound)
+		}
 		if t.E2M8 != nil {
 			e2m8 = fmt.Sprintf("%.2f pp", 100**t.E2M8)
 		}
 		rows = append(rows, []string{fmt.Sprintf("%g", t.Sigma), fmt.Sprintf("%.2f %%", 100*t.Random), fmt.Sprintf("%.2f %%", 100*t.JSW), fmt.Sprintf("%.2f %%", 100*t.Forward),
-			fmt.Sprintf("%.2f %% (%d)", 100*t.JBSQ, t.Bound), fmt.Sprintf("%.2f %%", 100*t.JIQ), e2m8, yesNo(t.Monotone), fmt.Sprintf("%.1f", t.Off)})
+			jbsq, fmt.Sprintf("%.2f %%", 100*t.JIQ), e2m8, yesNo(t.Monotone), fmt.Sprintf("%.1f", t.Off)})
 	}
 	if err := writeTable(w, []string{"σ", "E1 RANDOM", "E1 JSW", "E1 RANDOM+FWD", "E1 JBSQ(n*)", "E1 JIQ", "E2 Δ m=8", "E2 MONOTONE", "OFF"}, rows); err != nil {
 		return err
