@@ -256,15 +256,18 @@ func (r *E3Result) Plots(dir string) ([]string, error) {
 
 // Plots draws violations per scheme with 95 % CIs.
 func (r *T40bResult) Plots(dir string) ([]string, error) {
-	return cellBars(r.Cells, fmt.Sprintf("T40b: %d connections, Zipf α = %g", r.Scenario.Connections, r.Scenario.ZipfAlpha), dir, "t40b_violations", t40bName)
+	return cellBars(r.Cells, fmt.Sprintf("T40b: %d connections, Zipf α = %g", r.Scenario.Connections, r.Scenario.ZipfAlpha), dir, "t40b_violations", t40bName, true)
 }
 
 // Plots draws violations per policy with 95 % CIs.
 func (r *RunSetResult) Plots(dir string) ([]string, error) {
-	return cellBars(r.Cells, "SLO violations per policy", dir, "run_violations", func(s string) string { return s })
+	return cellBars(r.Cells, "SLO violations per policy", dir, "run_violations", func(s string) string { return s }, false)
 }
 
-func cellBars(cells []Cell, title, dir, name string, label func(string) string) ([]string, error) {
+// cellBars draws one bar per cell with its 95 % CI; with study, a cell
+// whose Study figure is a single rate ("13.26 %", "3.61 % (…)") gets the
+// study's value marked beside its bar.
+func cellBars(cells []Cell, title, dir, name string, label func(string) string, study bool) ([]string, error) {
 	p := newPlot(title, "", "violation rate (%)")
 	vals := make(plotter.Values, len(cells))
 	xs := make([]float64, len(cells))
@@ -278,13 +281,40 @@ func cellBars(cells []Cell, title, dir, name string, label func(string) string) 
 		return nil, fmt.Errorf("plot %s: %w", name, err)
 	}
 	b.Color = plotutil.Color(0)
-	eb, err := plotter.NewYErrorBars(newErrPoints(xs, ss, 100))
+	pts := newErrPoints(xs, ss, 100)
+	for i := range pts.YErrors { // a rate is never below 0: the CI is cut there
+		pts.YErrors[i].Low = math.Min(pts.YErrors[i].Low, pts.XYs[i].Y)
+	}
+	eb, err := plotter.NewYErrorBars(pts)
 	if err != nil {
 		return nil, fmt.Errorf("plot %s: %w", name, err)
 	}
 	p.Add(b, eb)
+	if study {
+		var marks plotter.XYs
+		for i, c := range cells {
+			var v float64
+			if n, err := fmt.Sscanf(c.Study, "%g %%", &v); err == nil && n == 1 {
+				marks = append(marks, plotter.XY{X: float64(i), Y: v})
+			}
+		}
+		if len(marks) > 0 {
+			sc, err := plotter.NewScatter(marks)
+			if err != nil {
+				return nil, fmt.Errorf("plot %s: %w", name, err)
+			}
+			sc.GlyphStyle.Shape = draw.CrossGlyph{}
+			sc.GlyphStyle.Radius = vg.Points(6)
+			p.Add(sc)
+			p.Legend.Add("study (reported)", sc)
+		}
+	}
 	p.NominalX(names...)
-	return save(p, dir, name, 18*vg.Centimeter, 11*vg.Centimeter)
+	p.X.Tick.Label.Rotation = math.Pi / 6 // long scheme names side by side
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.Y.Min = 0
+	p.X.Min, p.X.Max = -0.5, float64(len(cells))-0.5 // room for the outer bars
+	return save(p, dir, name, 18*vg.Centimeter, 13*vg.Centimeter)
 }
 
 // Plots draws violation rate against load per dispatcher.
