@@ -117,7 +117,7 @@ func (r *E1Result) Plots(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return save(p, dir, "e1_violations", 22*vg.Centimeter, 12*vg.Centimeter)
+	return save(p, dir, "e1_violations", 28*vg.Centimeter, 13*vg.Centimeter)
 }
 
 // ScenarioLine describes a scenario in one line for a plot's subtitle:
@@ -166,11 +166,71 @@ func (r *E1Result) plot() (*plot.Plot, error) {
 		p.Add(b)
 		names[i] = c.Policy
 	}
+	if err := e1StudyMarks(p, r.Cells); err != nil {
+		return nil, err
+	}
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(r.Cells))-0.4 // room for the marks beside the last box
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.Y.Min = 0 // a linear axis starts at 0, so box heights compare
 	return p, nil
+}
+
+// e1StudyMarks draws the study's E1 figures (reported) beside the boxes
+// they belong to: the lower bound for random, the range for JSW and
+// forwarding, the value for late binding.
+func e1StudyMarks(p *plot.Plot, cells []Cell) error {
+	var lower, value plotter.XYs
+	var rng []float64
+	for i, c := range cells {
+		x := float64(i) + 0.3
+		switch c.Study {
+		case StudyE1Random:
+			lower = append(lower, plotter.XY{X: x, Y: 100 * targetE1Random.Lo})
+		case StudyE1Strong:
+			rng = append(rng, x)
+		case StudyE1Late:
+			value = append(value, plotter.XY{X: x, Y: 100 * studyE1LateRate})
+		}
+	}
+	add := func(pts plotter.XYs, shape draw.GlyphDrawer, label string) error {
+		if len(pts) == 0 {
+			return nil
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return fmt.Errorf("plot e1: %w", err)
+		}
+		sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = shape, vg.Points(5)
+		p.Add(sc)
+		p.Legend.Add(label, sc)
+		return nil
+	}
+	if err := add(lower, draw.PyramidGlyph{}, "study (reported): "+StudyE1Random); err != nil {
+		return err
+	}
+	if len(rng) > 0 {
+		mid, half := 50*(targetE1Strong.Lo+targetE1Strong.Hi), 50*(targetE1Strong.Hi-targetE1Strong.Lo)
+		e := errPoints{XYs: make(plotter.XYs, len(rng)), YErrors: make(plotter.YErrors, len(rng))}
+		for i, x := range rng {
+			e.XYs[i] = plotter.XY{X: x, Y: mid}
+			e.YErrors[i].Low, e.YErrors[i].High = half, half
+		}
+		eb, err := plotter.NewYErrorBars(e)
+		if err != nil {
+			return fmt.Errorf("plot e1: %w", err)
+		}
+		eb.LineStyle.Width = vg.Points(1.5)
+		p.Add(eb)
+		thumb, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}}) // the legend's sample only
+		if err != nil {
+			return fmt.Errorf("plot e1: %w", err)
+		}
+		thumb.LineStyle = eb.LineStyle
+		p.Legend.Add("study (reported): "+StudyE1Strong, thumb)
+	}
+	return add(value, draw.CrossGlyph{}, "study (reported): "+StudyE1Late)
 }
 
 // Plots draws Δ per pool size as grouped bars with 95 % CIs.
