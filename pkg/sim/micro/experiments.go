@@ -44,8 +44,10 @@ const (
 	StudyT40bActive  = "12.94 % (Capybara-style active)"
 	StudyT40bPassive = "27.24 %"
 	StudyGateway     = "cliff near ρ ≈ 0.65 (1 core, 200–500 ns/message)"
-	StudyE2          = "intra-host pooling (m ≥ 8) absorbs most imbalance"
-	StudyTTL         = "no TTL worsens violations (stale credits → herding): all 12 random and 11 of 12 p2c cells"
+	// studyGatewayCliff is StudyGateway's load, for marking it on plots.
+	studyGatewayCliff = 0.65
+	StudyE2           = "intra-host pooling (m ≥ 8) absorbs most imbalance"
+	StudyTTL          = "no TTL worsens violations (stale credits → herding): all 12 random and 11 of 12 p2c cells"
 )
 
 func studyE1(p Policy) string {

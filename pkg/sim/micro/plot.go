@@ -399,9 +399,26 @@ func (r *GatewayResult) Plots(dir string) ([]string, error) {
 	if err := lines(p, names, xs, ys); err != nil {
 		return nil, fmt.Errorf("plot gateway: %w", err)
 	}
+	// The study's cliff (reported), a dashed vertical line over our curves.
+	lo := math.Inf(1)
+	for _, s := range ys {
+		for _, y := range s {
+			lo = math.Min(lo, y)
+		}
+	}
+	if !math.IsInf(lo, 1) {
+		cliff, err := plotter.NewLine(plotter.XYs{{X: studyGatewayCliff, Y: lo}, {X: studyGatewayCliff, Y: 100}})
+		if err != nil {
+			return nil, fmt.Errorf("plot gateway: %w", err)
+		}
+		cliff.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		cliff.LineStyle.Width = vg.Points(1.5)
+		p.Add(cliff)
+		p.Legend.Add("study (reported): cliff near ρ ≈ 0.65", cliff)
+	}
 	const h = 12 * vg.Centimeter
 	legendRoom(p, ys, len(names), h)
-	return save(p, dir, "gateway_saturation", 18*vg.Centimeter, h)
+	return save(p, dir, "gateway_saturation", 20*vg.Centimeter, h)
 }
 
 // Plots draws violation rate against TTL per fault and mode.
