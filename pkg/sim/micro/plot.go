@@ -177,6 +177,19 @@ func (r *E1Result) plot() (*plot.Plot, error) {
 	return p, nil
 }
 
+// studyMarks adds the study's figures (reported) at pts as glyphs of shape
+// with one legend entry, and returns the scatter for styling.
+func studyMarks(p *plot.Plot, pts plotter.XYs, shape draw.GlyphDrawer, radius vg.Length, label string) (*plotter.Scatter, error) {
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, fmt.Errorf("study marks: %w", err)
+	}
+	sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = shape, radius
+	p.Add(sc)
+	p.Legend.Add(label, sc)
+	return sc, nil
+}
+
 // e1StudyMarks draws the study's E1 figures (reported) beside the boxes
 // they belong to: the lower bound for random, the range for JSW and
 // forwarding, the value for late binding.
@@ -198,13 +211,9 @@ func e1StudyMarks(p *plot.Plot, cells []Cell) error {
 		if len(pts) == 0 {
 			return nil
 		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
+		if _, err := studyMarks(p, pts, shape, vg.Points(5), label); err != nil {
 			return fmt.Errorf("plot e1: %w", err)
 		}
-		sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = shape, vg.Points(5)
-		p.Add(sc)
-		p.Legend.Add(label, sc)
 		return nil
 	}
 	if err := add(lower, draw.PyramidGlyph{}, "study (reported): "+StudyE1Random); err != nil {
@@ -301,15 +310,10 @@ func (r *E3Result) Plots(dir string) ([]string, error) {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
 	// The study's D/S = 4 figures (reported), beside ours.
-	study, err := plotter.NewScatter(plotter.XYs{
-		{X: 4, Y: 100 * targetE3Random.Lo}, {X: 4, Y: 100 * targetE3Forward.Lo}, {X: 4, Y: 100 * targetE3JBSQ.Lo}})
-	if err != nil {
+	at4 := plotter.XYs{{X: 4, Y: 100 * targetE3Random.Lo}, {X: 4, Y: 100 * targetE3Forward.Lo}, {X: 4, Y: 100 * targetE3JBSQ.Lo}}
+	if _, err := studyMarks(p, at4, draw.CrossGlyph{}, vg.Points(6), "study (reported), D/S = 4"); err != nil {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
-	study.GlyphStyle.Shape = draw.CrossGlyph{}
-	study.GlyphStyle.Radius = vg.Points(6)
-	p.Add(study)
-	p.Legend.Add("study (reported), D/S = 4", study)
 	p.Legend.Left = true // violations grow with D/S: the top left stays free
 	return save(p, dir, "e3_delay", 24*vg.Centimeter, 14*vg.Centimeter)
 }
@@ -359,14 +363,9 @@ func cellBars(cells []Cell, title, dir, name string, label func(string) string, 
 			}
 		}
 		if len(marks) > 0 {
-			sc, err := plotter.NewScatter(marks)
-			if err != nil {
+			if _, err := studyMarks(p, marks, draw.CrossGlyph{}, vg.Points(6), "study (reported)"); err != nil {
 				return nil, fmt.Errorf("plot %s: %w", name, err)
 			}
-			sc.GlyphStyle.Shape = draw.CrossGlyph{}
-			sc.GlyphStyle.Radius = vg.Points(6)
-			p.Add(sc)
-			p.Legend.Add("study (reported)", sc)
 		}
 	}
 	p.NominalX(names...)
@@ -589,15 +588,12 @@ func (r *SearchResult) Plots(dir string) ([]string, error) {
 			p.Legend.Add(fmt.Sprintf("σ = %g, %s axis", sg, axis), sc)
 		}
 	}
-	study, err := plotter.NewScatter(plotter.XYs{{X: 100 * targetE3Random.Lo, Y: 100 * targetE3Forward.Lo}})
+	study, err := studyMarks(p, plotter.XYs{{X: 100 * targetE3Random.Lo, Y: 100 * targetE3Forward.Lo}}, draw.CrossGlyph{}, vg.Points(7),
+		fmt.Sprintf("study (reported): %.2f %%, %.2f %%", 100*targetE3Random.Lo, 100*targetE3Forward.Lo))
 	if err != nil {
 		return nil, fmt.Errorf("plot search: %w", err)
 	}
-	study.GlyphStyle.Shape = draw.CrossGlyph{}
-	study.GlyphStyle.Radius = vg.Points(7)
 	study.GlyphStyle.Color = plotutil.Color(len(r.Grid.Sigmas))
-	p.Add(study)
-	p.Legend.Add(fmt.Sprintf("study (reported): %.2f %%, %.2f %%", 100*targetE3Random.Lo, 100*targetE3Forward.Lo), study)
 	p.Legend.Top, p.Legend.Left = true, true
 	return save(p, dir, "search_e3", 22*vg.Centimeter, 16*vg.Centimeter)
 }
