@@ -309,6 +309,7 @@ type simMicroOptions struct {
 	e3Burst    string
 	e3Points   []float64
 	sigmas     []float64
+	factors    []float64
 	experiment string
 	scenario   micro.Config
 	parsed     []micro.Policy
@@ -388,6 +389,8 @@ The same --seed gives byte-identical output.`,
 	fs.Lookup("points").DefValue = ""
 	fs.Float64SliceVar(&o.sigmas, "sigmas", nil, "search: lognormal σ of the service tails to search (empty: 1, 1.25, 1.5; quick: 1)")
 	fs.Lookup("sigmas").DefValue = ""
+	fs.Float64SliceVar(&o.factors, "burst-factors", nil, "search: micro-burst intensities to search as well (empty: the scenario's; a value, not a structure: a row chosen from them is a fit)")
+	fs.Lookup("burst-factors").DefValue = ""
 	return cmd
 }
 
@@ -397,7 +400,7 @@ func microExperimentFlags() map[string][]string {
 	return map[string][]string{
 		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"}, "target": {"e3"},
 		"costs": {"gateway"}, "dispatcher-cores": {"gateway"}, "loads": {"gateway"},
-		"sigmas": {"search"}, "policy": {"e1", "run"},
+		"sigmas": {"search"}, "burst-factors": {"search"}, "policy": {"e1", "run"},
 	}
 }
 
@@ -528,7 +531,7 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 	case "switch":
 		res, err = micro.SwitchGap(ctx, o.scenario, opt)
 	case "search":
-		res, err = micro.Search(ctx, o.scenario, micro.SearchGrid{Sigmas: o.sigmas}, opt)
+		res, err = micro.Search(ctx, o.scenario, micro.SearchGrid{Sigmas: o.sigmas, BurstFactors: o.factors}, opt)
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

@@ -2,6 +2,7 @@ package micro
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
 	"strings"
@@ -564,36 +565,67 @@ func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
 // random against random+fwd, colour by service tail, shape by axis, with
 // the study's point marked.
 func (r *SearchResult) Plots(dir string) ([]string, error) {
-	p := newPlot("Structural search: E3 at D/S = 4, every σ × axis × SLO rule × burst rule",
+	p := newPlot("Structural search: E3 at D/S = 4, every combination of the grid",
 		"random, violations (%)", "random+fwd, violations (%)")
-	for i, sg := range r.Grid.Sigmas {
+	// Colour by tail (σ and burst intensity), shape by axis; the legend
+	// names each once.
+	type tail struct{ sigma, factor float64 }
+	var tails []tail
+	for _, t := range r.Tails {
+		tails = append(tails, tail{t.Sigma, t.BurstFactor})
+	}
+	factors := len(r.Grid.BurstFactors) > 1
+	glyph := func(pts plotter.XYs, ci, si int) (*plotter.Scatter, error) {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot search: %w", err)
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = plotutil.Color(ci), plotutil.Shape(si), vg.Points(3)
+		return sc, nil
+	}
+	for i, t := range tails {
 		for j, axis := range r.Grid.Axes {
 			var pts plotter.XYs
 			for _, x := range r.Rows {
-				if x.Sigma == sg && x.Axis == axis {
+				if x.Sigma == t.sigma && x.BurstFactor == t.factor && x.Axis == axis {
 					pts = append(pts, plotter.XY{X: 100 * x.Random.Violation.Mean, Y: 100 * x.Forward.Violation.Mean})
 				}
 			}
 			if len(pts) == 0 {
 				continue
 			}
-			sc, err := plotter.NewScatter(pts)
+			sc, err := glyph(pts, i, j)
 			if err != nil {
-				return nil, fmt.Errorf("plot search: %w", err)
+				return nil, err
 			}
-			sc.GlyphStyle.Color = plotutil.Color(i)
-			sc.GlyphStyle.Shape = plotutil.Shape(j)
-			sc.GlyphStyle.Radius = vg.Points(3)
 			p.Add(sc)
-			p.Legend.Add(fmt.Sprintf("σ = %g, %s axis", sg, axis), sc)
 		}
+	}
+	one := plotter.XYs{{}}
+	for i, t := range tails {
+		sc, err := glyph(one, i, 0)
+		if err != nil {
+			return nil, err
+		}
+		label := fmt.Sprintf("σ = %g", t.sigma)
+		if factors {
+			label += fmt.Sprintf(", bursts ×%g", t.factor)
+		}
+		p.Legend.Add(label, sc)
+	}
+	for j, axis := range r.Grid.Axes {
+		sc, err := glyph(one, 0, j)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color = color.Black
+		p.Legend.Add(string(axis)+" axis", sc)
 	}
 	study, err := studyMarks(p, plotter.XYs{{X: 100 * targetE3Random.Lo, Y: 100 * targetE3Forward.Lo}}, draw.CrossGlyph{}, vg.Points(7),
 		fmt.Sprintf("study (reported): %.2f %%, %.2f %%", 100*targetE3Random.Lo, 100*targetE3Forward.Lo))
 	if err != nil {
 		return nil, fmt.Errorf("plot search: %w", err)
 	}
-	study.GlyphStyle.Color = plotutil.Color(len(r.Grid.Sigmas))
-	p.Legend.Top, p.Legend.Left = true, true
+	study.GlyphStyle.Color = plotutil.Color(len(tails))
 	return save(p, dir, "search_e3", 22*vg.Centimeter, 16*vg.Centimeter)
 }

@@ -60,6 +60,11 @@ type SearchGrid struct {
 	// Sigmas are lognormal σ of the service time (its tail; the mean stays
 	// the scenario's).
 	Sigmas []float64 `json:"sigmas"`
+	// BurstFactors are micro-burst intensities (Burst.Factor) to try;
+	// empty: the scenario's own. The intensity is a value, not a structure
+	// (the study scenario's was picked by looking at E1): searching it is a
+	// fit, and the output says so.
+	BurstFactors []float64 `json:"burst_factors,omitempty"`
 	// Axes, SLOs and Bursts are E3's axes, SLO rules and burst rules
 	// (Sweep.E3Axis, E3SLO, E3Burst) to combine.
 	Axes   []E3Axis  `json:"axes"`
@@ -74,6 +79,9 @@ func (g SearchGrid) withDefaults(quick bool) SearchGrid {
 	}
 	if len(g.Sigmas) == 0 {
 		g.Sigmas = sigmas
+	}
+	if len(g.BurstFactors) == 0 {
+		g.BurstFactors = []float64{0} // the scenario's own
 	}
 	if len(g.Axes) == 0 {
 		g.Axes = axes
@@ -91,6 +99,8 @@ func (g SearchGrid) withDefaults(quick bool) SearchGrid {
 // not depend on E3's axis rules, which all pass through it).
 type SearchTail struct {
 	Sigma float64 `json:"sigma"`
+	// BurstFactor is the micro-bursts' intensity it ran with.
+	BurstFactor float64 `json:"burst_factor"`
 	// E1 violation rates and the tuned bound.
 	Random  float64 `json:"e1_random"`
 	JSW     float64 `json:"e1_jsw"`
@@ -109,14 +119,15 @@ type SearchTail struct {
 
 // SearchRow is E3's D/S = 4 point for one combination of the grid.
 type SearchRow struct {
-	Sigma   float64 `json:"sigma"`
-	Axis    E3Axis  `json:"axis"`
-	SLO     E3SLO   `json:"slo_rule"`
-	Burst   E3Burst `json:"burst_rule"`
-	SLOAt4  float64 `json:"slo_us_at_4"`
-	Random  Cell    `json:"random"`
-	Forward Cell    `json:"random_fwd"`
-	JBSQ    Cell    `json:"jbsq_tuned"`
+	Sigma       float64 `json:"sigma"`
+	BurstFactor float64 `json:"burst_factor"`
+	Axis        E3Axis  `json:"axis"`
+	SLO         E3SLO   `json:"slo_rule"`
+	Burst       E3Burst `json:"burst_rule"`
+	SLOAt4      float64 `json:"slo_us_at_4"`
+	Random      Cell    `json:"random"`
+	Forward     Cell    `json:"random_fwd"`
+	JBSQ        Cell    `json:"jbsq_tuned"`
 	// E3Off is the largest distance, in points, from E3's three figures;
 	// Off also counts the tail's E1 and E2 figures, and Monotone is the
 	// tail's E2 verdict.
@@ -153,6 +164,19 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 			return nil, fmt.Errorf("search: σ %v must be in (0, 3]", sg)
 		}
 	}
+	for _, f := range grid.BurstFactors {
+		if f != 0 && !(f > 1 && f < 10) {
+			return nil, fmt.Errorf("search: burst factor %v must be in (1, 10)", f)
+		}
+	}
+	if len(grid.BurstFactors) > 1 || grid.BurstFactors[0] != 0 {
+		if !scenario.Burst.Enabled() {
+			return nil, fmt.Errorf("search: burst factors need a scenario with micro-bursts (--scenario study)")
+		}
+	}
+	if scenario.Service.Kind != dist.ServiceLognormal {
+		return nil, fmt.Errorf("search: the service tail is a lognormal σ; the scenario's service is %s", scenario.Service.Kind)
+	}
 	// Every name is checked before anything runs.
 	for _, axis := range grid.Axes {
 		for _, rule := range grid.SLOs {
@@ -163,7 +187,7 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 			}
 		}
 	}
-	total := len(grid.Sigmas) * (2 + len(grid.Axes)*len(grid.SLOs)*len(grid.Bursts))
+	total := len(grid.Sigmas) * len(grid.BurstFactors) * (2 + len(grid.Axes)*len(grid.SLOs)*len(grid.Bursts))
 	done := 0
 	step := func() {
 		done++
@@ -174,15 +198,26 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 	sub := o
 	sub.Progress = nil
 	res := &SearchResult{Scenario: stamp(scenario, o), Options: o, Grid: grid, Targets: SearchTargets()}
+	type tailKey struct{ sigma, factor float64 }
+	var tails []tailKey
 	for _, sg := range grid.Sigmas {
-		if scenario.Service.Kind != dist.ServiceLognormal {
-			return nil, fmt.Errorf("search: the service tail is a lognormal σ; the scenario's service is %s", scenario.Service.Kind)
+		for _, f := range grid.BurstFactors {
+			tails = append(tails, tailKey{sg, f})
 		}
+	}
+	for _, tk := range tails {
+		sg := tk.sigma
 		sc := scenario
 		sc.Service.Sigma = sg
+		if tk.factor != 0 {
+			sc.Burst.Factor = tk.factor
+		}
+		if err := sc.Validate(); err != nil {
+			return nil, fmt.Errorf("search: σ = %g, bursts ×%g: %w", sg, sc.Burst.Factor, err)
+		}
 		tail, err := searchTail(ctx, sc, sub)
 		if err != nil {
-			return nil, fmt.Errorf("search: σ = %g: %w", sg, err)
+			return nil, fmt.Errorf("search: σ = %g, bursts ×%g: %w", sg, sc.Burst.Factor, err)
 		}
 		step()
 		step()
@@ -206,9 +241,9 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 					seen[key] = len(res.Rows)
 					e3, err := E3(ctx, c, 0, sub)
 					if err != nil {
-						return nil, fmt.Errorf("search: σ = %g, %s/%s/%s: %w", sg, axis, rule, burst, err)
+						return nil, fmt.Errorf("search: σ = %g, bursts ×%g, %s/%s/%s: %w", sg, sc.Burst.Factor, axis, rule, burst, err)
 					}
-					row := SearchRow{Sigma: sg, Axis: axis, SLO: rule, Burst: burst, Monotone: tail.Monotone}
+					row := SearchRow{Sigma: sg, BurstFactor: sc.Burst.Factor, Axis: axis, SLO: rule, Burst: burst, Monotone: tail.Monotone}
 					for _, p := range e3.Points {
 						row.SLOAt4 = p.SLO
 						switch p.Label {
@@ -255,7 +290,7 @@ func round9(x float64) float64 {
 
 // searchTail runs E1 and E2 for one service tail.
 func searchTail(ctx context.Context, sc Config, o Options) (SearchTail, error) {
-	t := SearchTail{Sigma: sc.Service.Sigma, Monotone: true}
+	t := SearchTail{Sigma: sc.Service.Sigma, BurstFactor: sc.Burst.Factor, Monotone: true}
 	e1, err := E1(ctx, sc, nil, o)
 	if err != nil {
 		return t, err
@@ -326,7 +361,24 @@ func (r *SearchResult) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s %g–%g %s", t.Figure, 100*t.Lo, 100*t.Hi, unit)
 		}
 	}
-	fmt.Fprint(w, "\nrows whose tail leaves E2 non-monotone in m behind some ingress come last\n\n")
+	fmt.Fprint(w, "\nrows whose tail leaves E2 non-monotone in m behind some ingress come last\n")
+	factors := len(r.Grid.BurstFactors) > 1 || (len(r.Grid.BurstFactors) == 1 && r.Grid.BurstFactors[0] != 0)
+	if factors {
+		fmt.Fprint(w, "the bursts' intensity is searched too (BURSTS ×): it is a value, not a structure, so a row chosen from it is a fit\n")
+	}
+	fmt.Fprintln(w)
+	lead := func(sigma, factor float64) []string {
+		if factors {
+			return []string{fmt.Sprintf("%g", sigma), fmt.Sprintf("%g", factor)}
+		}
+		return []string{fmt.Sprintf("%g", sigma)}
+	}
+	head := func(h ...string) []string {
+		if factors {
+			return append([]string{"σ", "BURSTS ×"}, h...)
+		}
+		return append([]string{"σ"}, h...)
+	}
 	rows := make([][]string, 0, len(r.Tails))
 	for _, t := range r.Tails {
 		jbsq, e2m8 := "-", "-"
@@ -336,19 +388,19 @@ func (r *SearchResult) WriteText(w io.Writer) error {
 		if t.E2M8 != nil {
 			e2m8 = fmt.Sprintf("%.2f pp", 100**t.E2M8)
 		}
-		rows = append(rows, []string{fmt.Sprintf("%g", t.Sigma), fmt.Sprintf("%.2f %%", 100*t.Random), fmt.Sprintf("%.2f %%", 100*t.JSW), fmt.Sprintf("%.2f %%", 100*t.Forward),
-			jbsq, fmt.Sprintf("%.2f %%", 100*t.JIQ), e2m8, yesNo(t.Monotone), fmt.Sprintf("%.1f", t.Off)})
+		rows = append(rows, append(lead(t.Sigma, t.BurstFactor), fmt.Sprintf("%.2f %%", 100*t.Random), fmt.Sprintf("%.2f %%", 100*t.JSW), fmt.Sprintf("%.2f %%", 100*t.Forward),
+			jbsq, fmt.Sprintf("%.2f %%", 100*t.JIQ), e2m8, yesNo(t.Monotone), fmt.Sprintf("%.1f", t.Off)))
 	}
-	if err := writeTable(w, []string{"σ", "E1 RANDOM", "E1 JSW", "E1 RANDOM+FWD", "E1 JBSQ(n*)", "E1 JIQ", "E2 Δ m=8", "E2 MONOTONE", "OFF"}, rows); err != nil {
+	if err := writeTable(w, head("E1 RANDOM", "E1 JSW", "E1 RANDOM+FWD", "E1 JBSQ(n*)", "E1 JIQ", "E2 Δ m=8", "E2 MONOTONE", "OFF"), rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	rows = rows[:0]
 	for _, x := range r.Rows {
-		rows = append(rows, []string{fmt.Sprintf("%g", x.Sigma), string(x.Axis), string(x.SLO), string(x.Burst), fmt.Sprintf("%.4g", x.SLOAt4),
-			pct(x.Random.Violation), pct(x.Forward.Violation), fmt.Sprintf("%s (%d)", pct(x.JBSQ.Violation), x.JBSQ.Bound), fmt.Sprintf("%.1f", x.E3Off), fmt.Sprintf("%.1f", x.Off), yesNo(x.Monotone)})
+		rows = append(rows, append(lead(x.Sigma, x.BurstFactor), string(x.Axis), string(x.SLO), string(x.Burst), fmt.Sprintf("%.4g", x.SLOAt4),
+			pct(x.Random.Violation), pct(x.Forward.Violation), fmt.Sprintf("%s (%d)", pct(x.JBSQ.Violation), x.JBSQ.Bound), fmt.Sprintf("%.1f", x.E3Off), fmt.Sprintf("%.1f", x.Off), yesNo(x.Monotone)))
 	}
-	if err := writeTable(w, []string{"σ", "AXIS", "SLO RULE", "BURST", "SLO µs AT 4", "E3 RANDOM", "E3 RANDOM+FWD", "E3 JBSQ(n*)", "E3 OFF", "OFF", "E2 MONOTONE"}, rows); err != nil {
+	if err := writeTable(w, head("AXIS", "SLO RULE", "BURST", "SLO µs AT 4", "E3 RANDOM", "E3 RANDOM+FWD", "E3 JBSQ(n*)", "E3 OFF", "OFF", "E2 MONOTONE"), rows); err != nil {
 		return err
 	}
 	same := 0

@@ -73,3 +73,28 @@ func TestSearchQuick(t *testing.T) {
 		t.Error("σ = −1 accepted")
 	}
 }
+
+func TestSearchBurstFactors(t *testing.T) {
+	s, _ := LookupScenario(ScenarioStudy)
+	o := Options{Quick: true, Seeds: 1, Requests: 5000}
+	grid := SearchGrid{BurstFactors: []float64{1.2, 1.3}, Axes: []E3Axis{AxisService}, SLOs: []E3SLO{SLOFixed}}
+	res, err := Search(context.Background(), s.Config, grid, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tails) != 2 || len(res.Rows) != 2 || res.Tails[0].BurstFactor != 1.2 || res.Tails[1].BurstFactor != 1.3 {
+		t.Fatalf("tails %+v, %d rows", res.Tails, len(res.Rows))
+	}
+	// More intense bursts: more violations behind random, at E1 and at E3.
+	if !(res.Tails[1].Random > res.Tails[0].Random) {
+		t.Errorf("E1 random %.3f at ×1.3, %.3f at ×1.2", res.Tails[1].Random, res.Tails[0].Random)
+	}
+	for _, bad := range []SearchGrid{{BurstFactors: []float64{0.9}}, {BurstFactors: []float64{12}}} {
+		if _, err := Search(context.Background(), s.Config, bad, o); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if _, err := Search(context.Background(), Scenario(), SearchGrid{BurstFactors: []float64{1.2}}, o); err == nil {
+		t.Error("burst factors accepted for a scenario without bursts")
+	}
+}
