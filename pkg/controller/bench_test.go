@@ -58,18 +58,11 @@ func BenchmarkReconcile10k(b *testing.B) {
 	// fresh starts an empty embedded switch with a primary client; stop
 	// ends both (so that earlier switches do not burden later rounds).
 	fresh := func() (*p4rt.Client, func()) {
-		e, err := demo.StartEmbedded(dataplane.Options{}, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, closeC, err := e.Client(p4rt.WithElectionID(p4rt.Election(1)))
-		if err != nil {
-			b.Fatal(err)
-		}
+		c, stop := embeddedClient(b)
 		if _, err := c.Arbitrate(ctx); err != nil {
 			b.Fatal(err)
 		}
-		return c, func() { closeC(); e.Stop() }
+		return c, stop
 	}
 	// The raw writer's requests: the same entries, translated once.
 	c0, stop0 := fresh()
@@ -168,6 +161,21 @@ func mustPlan(b *testing.B, want *compiler.State) *compiler.UpdatePlan {
 
 func cpuTime() time.Duration { return cputime.ProcessTime() }
 
+// embeddedClient starts an empty embedded switch and a client with
+// election id 1 to it (not yet arbitrated); stop ends both.
+func embeddedClient(b *testing.B) (*p4rt.Client, func()) {
+	b.Helper()
+	e, err := demo.StartEmbedded(dataplane.Options{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, closeC, err := e.Client(p4rt.WithElectionID(p4rt.Election(1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, func() { closeC(); e.Stop() }
+}
+
 // fleetOf starts n embedded switches (bufconn) and a controller driving
 // all of them from cfg, connected; stop ends everything.
 func fleetOf(b *testing.B, cfg *config.Config, n int) (*controller.Controller, func()) {
@@ -175,15 +183,8 @@ func fleetOf(b *testing.B, cfg *config.Config, n int) (*controller.Controller, f
 	var targets []controller.Target
 	var stops []func()
 	for i := range n {
-		e, err := demo.StartEmbedded(dataplane.Options{}, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, closeC, err := e.Client(p4rt.WithElectionID(p4rt.Election(1)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		stops = append(stops, func() { closeC(); e.Stop() })
+		c, stop := embeddedClient(b)
+		stops = append(stops, stop)
 		targets = append(targets, controller.Target{Name: fmt.Sprintf("edge-%03d", i), Client: c})
 	}
 	src, err := cfg.OpenCarbon()
