@@ -353,15 +353,16 @@ switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 Scenarios (--scenario): pooled (the default: each host's cores share one
 queue, H2 arrivals CV 2) or study (the late-binding study's structure:
 early binding onto per-core RSS queues and late binding onto host queues,
-micro-bursts common to all hosts, forwarding up to 8 hops, E3 moving the
-service time at a fixed D, a gateway core per host, JBSQ(n*) tuned to 5 %;
+micro-bursts common to all hosts, forwarding up to 8 hops, E3 moving D
+with the SLO's slack over the round trip and one detour kept (the axis the
+structural search selected), a gateway core per host, JBSQ(n*) tuned to 5 %;
 docs/REPRODUCTION.md §2). The scenario sets every flag's starting value; a
 flag given explicitly overrides it.
 The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
   p4ctl sim micro e1 --scenario study
   p4ctl sim micro e3 --scenario study --quick -o json
-  p4ctl sim micro e3 --scenario study --axis delay --slo-rule round-trip-hop --points 0.9,4
+  p4ctl sim micro e3 --scenario study --axis service --points 0.9,4
   p4ctl sim micro search --scenario study --sigmas 1,1.5
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
@@ -382,8 +383,8 @@ The same --seed gives byte-identical output.`,
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
 	fs.Lookup("loads").DefValue = "" // no "(default [])": the usage text says what empty means
-	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes())+" (default: the scenario's, delay pooled, service study)")
-	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs())+" (default: fixed on the service axis, round-trip on the others)")
+	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes())+" (default: the scenario's, delay for both)")
+	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs())+" (default: the scenario's, round-trip pooled, round-trip-hop study; with --axis naming another axis, fixed on the service axis and round-trip on the others)")
 	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts())+" (default fixed)")
 	fs.Float64SliceVar(&o.e3Points, "points", nil, "e3: the D/S values to run (empty: the axis's grid)")
 	fs.Lookup("points").DefValue = ""
@@ -443,9 +444,9 @@ func (o *simMicroOptions) Validate() error {
 	if err != nil {
 		return err
 	}
-	if o.e3Axis != "" {
-		sc.Sweep.E3Axis = micro.E3Axis(strings.ToLower(o.e3Axis))
-		sc.Sweep.E3SLO = "" // the new axis's own rule unless --slo-rule says
+	if axis := micro.E3Axis(strings.ToLower(o.e3Axis)); axis != "" && axis != sc.Sweep.E3Axis {
+		sc.Sweep.E3Axis = axis
+		sc.Sweep.E3SLO = "" // another axis: its own rule unless --slo-rule says
 	}
 	if o.e3SLO != "" {
 		sc.Sweep.E3SLO = micro.E3SLO(strings.ToLower(o.e3SLO))

@@ -149,6 +149,12 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^4\s+20\s+5\s+112\s+random\s`).MatchString(out) {
 		t.Errorf("D/S = 4 on the delay axis is not D 20 µs, S 5 µs, SLO 112 µs:\n%s", out)
 	}
+	// Naming the scenario's own axis keeps its SLO rule; another axis brings its own.
+	for axis, title := range map[string]string{"delay": "SLO = 50 µs + 4(D − 4.5 µs)", "service": "SLO 50 µs fixed", "product": "SLO = 50 µs + 2(D − 4.5 µs)"} {
+		if code, out, errs := p4ctl(t, append(base, "--axis", axis, "--points", "4")...); code != exitOK || !strings.Contains(out, title) {
+			t.Errorf("--axis %s on the study scenario: exit %d %s, want %q in\n%s", axis, code, errs, title, out)
+		}
+	}
 	for _, bad := range [][]string{{"--axis", "diagonal"}, {"--slo-rule", "loose"}, {"--burst-scale", "x"}, {"--points", "0"}} {
 		if code, _, errs := p4ctl(t, append(base, bad...)...); code != exitUsage || !strings.Contains(errs, bad[0]) {
 			t.Errorf("%v: exit %d: %s", bad, code, errs)

@@ -517,8 +517,12 @@ func (r *E3Result) WriteText(w io.Writer) error {
 		if p.LosesToRandom {
 			lose = "yes"
 		}
+		policy := p.Cell.Policy
+		if n, ok := strings.CutPrefix(p.Label, "jbsq "); ok { // the three JBSQ curves may share a bound
+			policy += " (" + strings.TrimSuffix(n, " n") + ")"
+		}
 		rows = append(rows, []string{fmt.Sprintf("%g", p.DelayOverService), fmt.Sprintf("%.4g", p.Delay), fmt.Sprintf("%.4g", p.Service), fmt.Sprintf("%.4g", p.SLO),
-			p.Cell.Policy, pct(p.Cell.Violation), num(p.Cell.P99, 1), lose, p.Study})
+			policy, pct(p.Cell.Violation), num(p.Cell.P99, 1), lose, p.Study})
 	}
 	return writeTable(w, []string{"D/S", "D µs", "S µs", "SLO µs", "POLICY", "VIOLATIONS", "P99 µs", "LOSES TO RANDOM", "STUDY (REPORTED)"}, rows)
 }

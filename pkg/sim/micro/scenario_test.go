@@ -229,16 +229,17 @@ func TestStudyE1Golden(t *testing.T) {
 	}
 }
 
-// TestStudyE3Golden holds the E3 extreme point (D/S = 4 on the service
-// axis) and the fail-first tally for fixed seeds.
+// TestStudyE3Golden holds the E3 extreme point (D/S = 4 on the delay axis,
+// SLO kept over the round trip and one forwarding hop) and the fail-first
+// tally for fixed seeds.
 func TestStudyE3Golden(t *testing.T) {
 	s, _ := LookupScenario(ScenarioStudy)
 	res, err := E3(context.Background(), s.Config, 0, Options{Quick: true, Seeds: 2, Requests: 20000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Axis != AxisService || res.Target != 0.05 {
-		t.Fatalf("axis %s, target %g", res.Axis, res.Target)
+	if res.Axis != AxisDelay || res.SLORule != SLORoundTripHop || res.Target != 0.05 {
+		t.Fatalf("axis %s, SLO rule %s, target %g", res.Axis, res.SLORule, res.Target)
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "fail first %d of %d\n", res.FailFirst, res.Early)
@@ -257,6 +258,18 @@ func TestStudyE3Golden(t *testing.T) {
 	// misjudge bursts; the Little bound holds at every size.
 	if !(at4["random+fwd"] > at4["random"]) || !(at4["jbsq Little n"] < at4["random"]) {
 		t.Errorf("D/S = 4: random %.3f, forwarding %.3f, jbsq at the Little bound %.3f", at4["random"], at4["random+fwd"], at4["jbsq Little n"])
+	}
+	// The study's shape along the axis: random improves as D (and the SLO
+	// with it) grows, forwarding gets worse.
+	first := map[string]float64{}
+	for _, p := range res.Points {
+		if p.DelayOverService == res.Points[0].DelayOverService {
+			first[p.Label] = p.Cell.Violation.Mean
+		}
+	}
+	if !(at4["random"] < first["random"]) || !(at4["random+fwd"] > first["random+fwd"]) {
+		t.Errorf("random %.3f → %.3f, forwarding %.3f → %.3f from D/S = %g to 4: want random down, forwarding up",
+			first["random"], at4["random"], first["random+fwd"], at4["random+fwd"], res.Points[0].DelayOverService)
 	}
 }
 

@@ -137,6 +137,9 @@ type SearchRow struct {
 	// Same lists the other combinations (axis/SLO rule/burst rule) that
 	// put D/S = 4 at this very point and were not run again.
 	Same []string `json:"same,omitempty"`
+	// Scenario says the row is the searched scenario's own E3 point (its
+	// tail, burst intensity and E3 rules).
+	Scenario bool `json:"scenario,omitempty"`
 }
 
 // SearchResult is the grid's rows, closest first (rows whose tail leaves
@@ -197,6 +200,14 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 	}
 	sub := o
 	sub.Progress = nil
+	ownAxis, ownSLO, ownBurst, err := scenario.Sweep.E3Rules()
+	if err != nil {
+		return nil, fmt.Errorf("search: the scenario's E3: %w", err)
+	}
+	ownSigma := scenario.Service.Sigma
+	if ownSigma == 0 {
+		ownSigma = 1
+	}
 	res := &SearchResult{Scenario: stamp(scenario, o), Options: o, Grid: grid, Targets: SearchTargets()}
 	type tailKey struct{ sigma, factor float64 }
 	var tails []tailKey
@@ -233,7 +244,9 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 						return nil, fmt.Errorf("search: %w", err)
 					}
 					key := [4]float64{round9(at4.Delay), round9(at4.Service.Mean), round9(at4.SLO), round9(at4.Burst.MeanOn)}
+					own := sg == ownSigma && (tk.factor == 0 || tk.factor == scenario.Burst.Factor) && axis == ownAxis && rule == ownSLO && burst == ownBurst
 					if i, ok := seen[key]; ok {
+						res.Rows[i].Scenario = res.Rows[i].Scenario || own
 						res.Rows[i].Same = append(res.Rows[i].Same, fmt.Sprintf("%s/%s/%s", axis, rule, burst))
 						step()
 						continue
@@ -243,7 +256,7 @@ func Search(ctx context.Context, scenario Config, grid SearchGrid, o Options) (*
 					if err != nil {
 						return nil, fmt.Errorf("search: σ = %g, bursts ×%g, %s/%s/%s: %w", sg, sc.Burst.Factor, axis, rule, burst, err)
 					}
-					row := SearchRow{Sigma: sg, BurstFactor: sc.Burst.Factor, Axis: axis, SLO: rule, Burst: burst, Monotone: tail.Monotone}
+					row := SearchRow{Sigma: sg, BurstFactor: sc.Burst.Factor, Axis: axis, SLO: rule, Burst: burst, Monotone: tail.Monotone, Scenario: own}
 					for _, p := range e3.Points {
 						row.SLOAt4 = p.SLO
 						switch p.Label {
@@ -397,10 +410,14 @@ func (r *SearchResult) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	rows = rows[:0]
 	for _, x := range r.Rows {
+		own := ""
+		if x.Scenario {
+			own = "← the scenario's"
+		}
 		rows = append(rows, append(lead(x.Sigma, x.BurstFactor), string(x.Axis), string(x.SLO), string(x.Burst), fmt.Sprintf("%.4g", x.SLOAt4),
-			pct(x.Random.Violation), pct(x.Forward.Violation), fmt.Sprintf("%s (%d)", pct(x.JBSQ.Violation), x.JBSQ.Bound), fmt.Sprintf("%.1f", x.E3Off), fmt.Sprintf("%.1f", x.Off), yesNo(x.Monotone)))
+			pct(x.Random.Violation), pct(x.Forward.Violation), fmt.Sprintf("%s (%d)", pct(x.JBSQ.Violation), x.JBSQ.Bound), fmt.Sprintf("%.1f", x.E3Off), fmt.Sprintf("%.1f", x.Off), yesNo(x.Monotone), own))
 	}
-	if err := writeTable(w, head("AXIS", "SLO RULE", "BURST", "SLO µs AT 4", "E3 RANDOM", "E3 RANDOM+FWD", "E3 JBSQ(n*)", "E3 OFF", "OFF", "E2 MONOTONE"), rows); err != nil {
+	if err := writeTable(w, head("AXIS", "SLO RULE", "BURST", "SLO µs AT 4", "E3 RANDOM", "E3 RANDOM+FWD", "E3 JBSQ(n*)", "E3 OFF", "OFF", "E2 MONOTONE", ""), rows); err != nil {
 		return err
 	}
 	same := 0

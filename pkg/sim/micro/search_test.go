@@ -98,3 +98,28 @@ func TestSearchBurstFactors(t *testing.T) {
 		t.Error("burst factors accepted for a scenario without bursts")
 	}
 }
+
+// TestSearchMarksScenario: the row of the searched scenario's own E3 rules
+// is marked, and only that one, for each scenario.
+func TestSearchMarksScenario(t *testing.T) {
+	grid := SearchGrid{Axes: []E3Axis{AxisDelay}, SLOs: []E3SLO{SLORoundTrip, SLORoundTripHop}, Bursts: []E3Burst{BurstFixed}}
+	for name, want := range map[string]E3SLO{ScenarioStudy: SLORoundTripHop, ScenarioPooled: SLORoundTrip} {
+		s, _ := LookupScenario(name)
+		res, err := Search(context.Background(), s.Config, grid, Options{Quick: true, Seeds: 1, Requests: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked := 0
+		for _, r := range res.Rows {
+			if r.Scenario {
+				marked++
+				if r.SLO != want {
+					t.Errorf("%s: marked %s/%s, want the scenario's %s", name, r.Axis, r.SLO, want)
+				}
+			}
+		}
+		if marked != 1 {
+			t.Errorf("%s: %d rows marked as the scenario's, want 1", name, marked)
+		}
+	}
+}
