@@ -32,7 +32,8 @@ bench: deps ## Run benchmarks (ratios against in-run baselines are printed by th
 
 .PHONY: lint
 lint: ## gofmt, go vet and go mod tidy -diff (part of make test, so CI fails on unformatted code or an untidy module)
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "make lint: gofmt needed (run gofmt -w):" >&2; echo "$$out" >&2; exit 1; fi
+	@files=$$(git ls-files '*.go' 2>/dev/null) || files=$$(find . -name '*.go' -not -path './out/*'); \
+	out=$$(gofmt -l $$files); if [ -n "$$out" ]; then echo "make lint: gofmt needed (run gofmt -w):" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff || { echo "make lint: go.mod/go.sum are not tidy (run go mod tidy)" >&2; exit 1; }
 
