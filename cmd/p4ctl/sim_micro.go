@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,6 +229,37 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	return c, nil
 }
 
+// checkFiniteFloats refuses NaN and ±Inf in every float flag (float64 or
+// float64 slice) given on fs, naming the flag: pflag parses both, and a
+// NaN compares false with every bound, so range checks alone let it pass.
+func checkFiniteFloats(fs *pflag.FlagSet) error {
+	if fs == nil {
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		var vals []string
+		switch f.Value.Type() {
+		case "float64", "float32":
+			vals = []string{f.Value.String()}
+		case "float64Slice", "float32Slice":
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				vals = sv.GetSlice()
+			}
+		}
+		for _, v := range vals {
+			if x, perr := strconv.ParseFloat(v, 64); perr != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				err = usageErrorf("--%s %s: want a finite number", f.Name, v)
+				return
+			}
+		}
+	})
+	return err
+}
+
 // runFlags are the flags every experiment shares.
 type runFlags struct {
 	seeds    int
@@ -254,8 +287,8 @@ func (r *runFlags) validate() error {
 	if r.seeds < 0 || r.seeds > 1000 {
 		return usageErrorf("--seeds %d must be in [0, 1000]", r.seeds)
 	}
-	if r.requests < 0 {
-		return usageErrorf("--requests %d must be ≥ 0", r.requests)
+	if r.requests < 0 || r.requests > micro.MaxRequests {
+		return usageErrorf("--requests %d must be in [0, %d] (0 = the experiment's default; a run may hold all its requests in memory at once)", r.requests, micro.MaxRequests)
 	}
 	if r.seed == 0 {
 		return usageErrorf("--seed must be ≥ 1")
@@ -346,7 +379,8 @@ E3 moves D/S along --axis (delay, service, product: D·S kept, unloaded:
 
 Policies: random, p2c, jsw, hash, migrate, passive, passive-miss
 [+fwd|+ideal] (hash and the migrations need --connections); jbsq[:n][/least|
-/random|/p2c] (n per host, default the Little bound ⌈m(1+2D/S)⌉); jsq; jiq;
+/random|/p2c] (n per host: 1..65535, inf or 0 = unbounded as the switch's
+bound 0, default the Little bound ⌈m(1+2D/S)⌉); jsq (= jbsq:inf); jiq;
 switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 (pkg/pipeline; --recirc is the time a recirculation adds).
 
@@ -427,6 +461,9 @@ func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flags.
 func (o *simMicroOptions) Validate() error {
+	if err := checkFiniteFloats(o.scen.fs); err != nil {
+		return err
+	}
 	known := false
 	for _, e := range microExperiments {
 		known = known || e == o.experiment

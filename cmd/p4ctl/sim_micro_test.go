@@ -174,3 +174,117 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSimMicroNonFinite: NaN and ±Inf are refused, naming the flag, in
+// every float flag of sim micro and tune jbsq (a NaN fails no range check:
+// --burst-factor NaN used to switch bursts off silently).
+func TestSimMicroNonFinite(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "micro", "run", "--policy", "jsq", "--burst-factor", "NaN"},
+		{"sim", "micro", "run", "--load", "NaN"},
+		{"sim", "micro", "run", "--arrival-cv", "Inf"},
+		{"sim", "micro", "run", "--sigma", "NaN"},
+		{"sim", "micro", "run", "--bimodal-p", "NaN", "--service", "bimodal"},
+		{"sim", "micro", "run", "--bimodal-ratio", "+Inf", "--service", "bimodal"},
+		{"sim", "micro", "run", "--burst-on-fraction", "NaN"},
+		{"sim", "micro", "run", "--notify-loss", "NaN"},
+		{"sim", "micro", "run", "--zipf-alpha", "NaN"},
+		{"sim", "micro", "e3", "--target", "NaN"},
+		{"sim", "micro", "e3", "--points", "1,NaN"},
+		{"sim", "micro", "gateway", "--loads", "0.5,Inf"},
+		{"sim", "micro", "search", "--sigmas", "NaN"},
+		{"sim", "micro", "search", "--burst-factors", "NaN"},
+		{"tune", "jbsq", "--load", "NaN"},
+		{"tune", "jbsq", "--target", "NaN"},
+		{"tune", "jbsq", "--burst-factor", "Inf"},
+	} {
+		flag := ""
+		for _, a := range args {
+			if strings.HasPrefix(a, "--") {
+				flag = a
+			}
+			if a == "NaN" || strings.Contains(a, "Inf") || strings.Contains(a, "NaN") {
+				break
+			}
+		}
+		code, _, errs := p4ctl(t, append(args, "--quick", "--no-plots")...)
+		if code != exitUsage || !strings.Contains(errs, flag+" ") || !strings.Contains(errs, "finite") {
+			t.Errorf("%v: exit %d, want %d naming %s: %q", args, code, exitUsage, flag, errs)
+		}
+	}
+}
+
+// TestSimMicroRequestsRange: --requests beyond micro.MaxRequests is a usage
+// error stating the range (it used to exit 1 saying "must be ≥ 1").
+func TestSimMicroRequestsRange(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "micro", "run", "--requests", "2000000000"},
+		{"sim", "micro", "run", "--requests", "8388609"},
+		{"sim", "micro", "run", "--requests", "-1"},
+		{"tune", "jbsq", "--requests", "2000000000"},
+	} {
+		code, _, errs := p4ctl(t, append(args, "--quick", "--no-plots")...)
+		if code != exitUsage || !strings.Contains(errs, "--requests") || !strings.Contains(errs, "[0, 8388608]") || strings.Contains(errs, "≥ 1") {
+			t.Errorf("%v: exit %d: %q", args, code, errs)
+		}
+	}
+}
+
+// TestSimMicroPolicyBoundZero: jbsq:0 is documented as unbounded (as the
+// switch's bound 0, docs/CONFIG.md), so it runs as jsq = jbsq:inf; the
+// error for a bad bound and the help say so.
+func TestSimMicroPolicyBoundZero(t *testing.T) {
+	_, inf, _ := p4ctl(t, "sim", "micro", "run", "--policy", "jbsq:inf", "--quick", "--requests", "2000", "--no-plots")
+	code, zero, errs := p4ctl(t, "sim", "micro", "run", "--policy", "jbsq:0", "--quick", "--requests", "2000", "--no-plots")
+	if code != exitOK || zero != inf || !strings.Contains(zero, "jsq") {
+		t.Errorf("jbsq:0: exit %d %s\n%s\nwant as jbsq:inf:\n%s", code, errs, zero, inf)
+	}
+	code, _, errs = p4ctl(t, "sim", "micro", "run", "--policy", "jbsq:-1", "--quick", "--no-plots")
+	if code != exitUsage || !strings.Contains(errs, "--policy") || !strings.Contains(errs, "or 0, unbounded") {
+		t.Errorf("jbsq:-1: exit %d: %q", code, errs)
+	}
+	if _, help, _ := p4ctl(t, "sim", "micro", "--help"); !strings.Contains(help, "inf or 0 = unbounded") {
+		t.Errorf("help does not document jbsq:0:\n%s", help)
+	}
+}
+
+// TestTuneJBSQRanges: loads ρ ≥ 1 (no bound carries them; tune used to
+// report a "best" n below the stability limit with negative headroom), a
+// stability limit beyond the switch's 16-bit bound, and the switch-only
+// flags given with --algorithm ideal are usage errors naming the flag.
+func TestTuneJBSQRanges(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--load", "3"}, "--load 3 must be in (0, 1)"},
+		{[]string{"--load", "1"}, "--load 1 must be in (0, 1)"},
+		{[]string{"--load", "0"}, "--load 0 must be in (0, 1)"},
+		{[]string{"--load", "-0.5"}, "--load -0.5"},
+		{[]string{"--delay", "1s", "--service-mean", "1ns"}, "--delay"},
+		{[]string{"--cores", "0"}, "--cores 0"},
+		{[]string{"--cores-per-host", "0"}, "--cores"},
+		{[]string{"--target", "1"}, "--target 1"},
+		{[]string{"--max-holds", "256"}, "--max-holds 256"},
+		{[]string{"--on-full", "drop"}, "--on-full"},
+		{[]string{"--algorithm", "best"}, "--algorithm"},
+		{[]string{"--seeds", "2000"}, "--seeds"},
+		{[]string{"--algorithm", "ideal", "--max-holds", "3"}, "--max-holds applies to --algorithm switch only, not ideal"},
+		{[]string{"--algorithm", "ideal", "--on-full", "nack"}, "--on-full applies to --algorithm switch only, not ideal"},
+	} {
+		args := append([]string{"tune", "jbsq", "--quick", "--no-plots"}, c.args...)
+		if code, out, errs := p4ctl(t, args...); code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q: %q\n%s", c.args, code, exitUsage, c.want, errs, out)
+		}
+	}
+	// The switch takes both; ideal runs without them.
+	for _, args := range [][]string{
+		{"--max-holds", "3", "--on-full", "nack"},
+		{"--algorithm", "ideal"},
+	} {
+		args = append([]string{"tune", "jbsq", "--quick", "--requests", "2000", "--no-plots"}, args...)
+		if code, _, errs := p4ctl(t, args...); code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}

@@ -3,14 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
+	sdist "github.com/p4ctl/p4ctl/pkg/sim/serverless/dist"
 	"github.com/p4ctl/p4ctl/pkg/sim/serverless/plots"
 )
 
@@ -46,6 +51,7 @@ type simServerlessOptions struct {
 	noPlots     bool
 	format      output.Format
 	changed     func(string) bool
+	fs          *pflag.FlagSet
 	cfg         serverless.ExperimentConfig
 	planOnly    bool
 }
@@ -98,20 +104,20 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f.StringVar(&o.dists, "dist", "", "distributions, comma-separated: azure, zipf, powerlaw, exp:MEAN_MS (default: the experiment's)")
 	f.StringVar(&o.lambdas, "lambda", "", "arrival rates in req/s, comma-separated (default: the experiment's)")
 	f.StringVar(&o.policies, "policy", "", "policies: late, early, early-random, early-exec, pathfinder (default: the experiment's)")
-	f.StringVar(&o.notify, "notify-delay", "", "pod-free notification delays, comma-separated durations (default 0; notify: 0,10ms,100ms,300ms,1s)")
-	f.IntVar(&o.seeds, "seeds", 10, "seeds per scenario (CIs are across seeds)")
+	f.StringVar(&o.notify, "notify-delay", "", "not ratios: pod-free notification delays, comma-separated durations (default 0; notify: 0,10ms,100ms,300ms,1s)")
+	f.IntVar(&o.seeds, "seeds", 10, fmt.Sprintf("seeds per scenario, 1..%d (CIs are across seeds)", serverless.MaxSeeds))
 	f.Uint64Var(&o.seed, "seed", 1, "first seed")
-	f.IntVar(&o.requests, "requests", 50000, "requests per run")
+	f.IntVar(&o.requests, "requests", 50000, fmt.Sprintf("requests per run; requests × the longest chain at most %d stages", serverless.MaxRunStages))
 	f.Float64Var(&o.warmup, "warmup", 0.1, "fraction of requests left out of the metrics")
 	f.StringVar(&o.chain, "chain", "1-3", "stages per request, MIN-MAX (uniform) or N")
 	f.Float64Var(&o.noise, "estimate-noise", 0.5, "σ of the log-normal error of class recognition (0 = exact classes)")
 	f.StringVar(&o.scenario, "scenario", "default", "setting: default (1-core pods, free binding) or knative (16 pods, the activator's queue and containerConcurrency, a 5 ms hop each way per bind; docs/REPRODUCTION.md §3)")
-	f.IntVar(&o.pods, "pods", 0, "pods; 0 sizes each distribution's pool for utilization --rho-max at 20 req/s (default scenario; knative: 16)")
+	f.IntVar(&o.pods, "pods", 0, fmt.Sprintf("pods; 0 sizes each distribution's pool for utilization --rho-max at 20 req/s (default scenario; knative: 16); a pool has at most %d pods × slots", serverless.MaxPoolSlots))
 	f.IntVar(&o.concurrency, "container-concurrency", 1, "stages one pod runs at once (Knative's containerConcurrency); 0 sizes it for --rho-max when --pods is fixed (knative's default)")
 	f.StringVar(&o.hops, "hops", "0,5ms,50ms,250ms,500ms", "ratios: activator ↔ pod hops to sweep (each both the notify and the forward delay)")
-	f.StringVar(&o.scales, "time-scales", "1,0.1,0.05", "ratios: execution-time scales to sweep")
-	f.Float64Var(&o.timeScale, "time-scale", 1, "multiply every execution time (the same shapes on another time scale: fewer concurrent invocations per req/s)")
-	f.DurationVar(&o.forward, "forward-delay", 0, "hop from the dispatcher to the pod every bound stage pays (knative: 5ms)")
+	f.StringVar(&o.scales, "time-scales", "1,0.1,0.05", fmt.Sprintf("ratios: execution-time scales to sweep (each in [%g, %g])", serverless.MinTimeScale, serverless.MaxTimeScale))
+	f.Float64Var(&o.timeScale, "time-scale", 1, fmt.Sprintf("not ratios: multiply every execution time, in [%g, %g] (the same shapes on another time scale: fewer concurrent invocations per req/s)", serverless.MinTimeScale, serverless.MaxTimeScale))
+	f.DurationVar(&o.forward, "forward-delay", 0, "not ratios: hop from the dispatcher to the pod every bound stage pays (knative: 5ms)")
 	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s when --pods is 0")
 	f.Float64Var(&o.delta, "delta", 0.01, "tolerance of the wait-bound derivation (probability a held stage is still unbound at its bound)")
 	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait bound: "auto" (derived per class) or a duration for every class`)
@@ -120,7 +126,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	deprecatedAlias(f, "timeout", "request-timeout")
 	deprecatedAlias(f, "workers", "parallel")
 	f.BoolVar(&o.quick, "quick", false, "3 seeds × 4000 requests (smoke test, < 10 s)")
-	f.StringVar(&o.outDir, "out-dir", "out/sim-serverless", "directory for PNG and SVG plots")
+	f.StringVar(&o.outDir, "out-dir", "out/sim-serverless", "sweep and notify: directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
 	output.AddFlag(f, &o.format)
 	return cmd
@@ -128,6 +134,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 
 // Complete builds the experiment configuration from the argument and flags.
 func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.fs = cmd.Flags()
 	o.changed = func(name string) bool { return changed(cmd.Flags(), name) }
 	o.experiment = "sweep"
 	if len(args) == 1 {
@@ -259,16 +266,98 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	return nil
 }
 
+// serverlessExperimentFlags are the flags only some experiments read; given
+// to another experiment they are a usage error rather than ignored (as
+// microExperimentFlags): ratios sweeps the hop and the time scale itself,
+// bound simulates nothing, and only sweep and notify plot.
+func serverlessExperimentFlags() map[string][]string {
+	notRatios := []string{"sweep", "notify", "bound"}
+	simulating := []string{"sweep", "notify", "ratios"}
+	return map[string][]string{
+		"hops": {"ratios"}, "time-scales": {"ratios"},
+		"time-scale": notRatios, "notify-delay": notRatios, "forward-delay": notRatios,
+		"seeds": simulating, "seed": simulating, "requests": simulating, "warmup": simulating, "estimate-noise": simulating,
+		"policy": simulating, "request-timeout": simulating, "parallel": simulating, "quick": simulating,
+		"out-dir": {"sweep", "notify"},
+	}
+}
+
 // Validate checks the completed configuration.
 func (o *simServerlessOptions) Validate() error {
+	flags := serverlessExperimentFlags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if exps := flags[name]; o.changed(name) && !slices.Contains(exps, o.experiment) {
+			return usageErrorf("--%s applies to %s only, not %s", name, andList(exps), o.experiment)
+		}
+	}
+	if err := checkFiniteFloats(o.fs); err != nil {
+		return err
+	}
 	if o.workers < 0 {
 		return usageErrorf("--parallel must be >= 0")
 	}
-	if err := o.cfg.Validate(); err != nil {
+	c := o.cfg
+	if c.Seeds < 1 || c.Seeds > serverless.MaxSeeds {
+		return usageErrorf("--seeds %d must be in [1, %d]", c.Seeds, serverless.MaxSeeds)
+	}
+	if c.ChainMin >= 1 && c.ChainMax >= c.ChainMin && c.ChainMax <= 64 && (c.Requests < 1 || c.Requests > serverless.MaxRunStages/c.ChainMax) {
+		return usageErrorf("--requests %d must be in [1, %d]: with chains of up to %d stages (--chain) a run may simulate at most %d stages, all of them in memory",
+			c.Requests, serverless.MaxRunStages/c.ChainMax, c.ChainMax, serverless.MaxRunStages)
+	}
+	if c.Pods < 0 || c.Pods > serverless.MaxPoolSlots {
+		return usageErrorf("--pods %d must be in [0, %d] (0 = sized for --rho-max)", c.Pods, serverless.MaxPoolSlots)
+	}
+	if c.ContainerConcurrency < 0 || c.ContainerConcurrency > serverless.MaxSlotsPerPod {
+		return usageErrorf("--container-concurrency %d must be in [0, %d] (0 = sized for --rho-max)", c.ContainerConcurrency, serverless.MaxSlotsPerPod)
+	}
+	scales, scaleFlag := []float64{c.TimeScale}, "--time-scale"
+	if o.experiment == "ratios" {
+		scales, scaleFlag = o.ratioScales, "--time-scales"
+	}
+	for _, x := range scales {
+		if x != 0 && !(x >= serverless.MinTimeScale && x <= serverless.MaxTimeScale) || x == 0 && scaleFlag == "--time-scales" {
+			return usageErrorf("%s %g must be in [%g, %g]", scaleFlag, x, serverless.MinTimeScale, serverless.MaxTimeScale)
+		}
+	}
+	if err := o.checkPools(scales, scaleFlag); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
 		return usageErrorf("%w", err)
 	}
-	if !o.noPlots && !o.planOnly {
+	if !o.noPlots && (o.experiment == "sweep" || o.experiment == "notify") {
 		return checkOutputDir("--out-dir", o.outDir)
+	}
+	return nil
+}
+
+// checkPools refuses a pool above serverless.MaxPoolSlots for any
+// distribution at any of the time scales, naming the flags that size it.
+func (o *simServerlessOptions) checkPools(scales []float64, scaleFlag string) error {
+	c := o.cfg
+	if !(c.RhoMax > 0 && c.RhoMax < 1) || !(c.RefLambda > 0) || c.ChainMin < 1 || c.ChainMax < c.ChainMin {
+		return nil // reported by the configuration's Validate
+	}
+	for _, name := range c.Dists {
+		d, err := sdist.New(name)
+		if err != nil {
+			return usageErrorf("--dist: %w", err)
+		}
+		for _, x := range scales {
+			sd := d
+			if x != 0 {
+				if sd, err = sdist.NewScaled(d, x); err != nil {
+					return usageErrorf("%s: %w", scaleFlag, err)
+				}
+			}
+			c.TimeScale = x
+			if _, _, err := serverless.PoolSize(c, sd); err != nil {
+				if c.Pods > 0 && c.ContainerConcurrency > 0 {
+					return usageErrorf("--pods %d × --container-concurrency %d: %w", c.Pods, c.ContainerConcurrency, err)
+				}
+				return usageErrorf("--dist %s: %w: lower the mean (--dist, %s), raise --rho-max or give --pods and --container-concurrency", name, err, scaleFlag)
+			}
+		}
 	}
 	return nil
 }
@@ -315,6 +404,14 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 	return nil
 }
 
+// andList joins xs as "a, b and c".
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func splitList(s string) []string {
@@ -331,8 +428,8 @@ func parseFloats(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range splitList(s) {
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", f)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a finite number", f)
 		}
 		out = append(out, v)
 	}

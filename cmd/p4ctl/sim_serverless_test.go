@@ -83,7 +83,9 @@ func TestSimServerlessBound(t *testing.T) {
 // A deprecated flag spelling still works and warns on stderr only, so
 // -o json stays parseable.
 func TestSimServerlessDeprecatedFlags(t *testing.T) {
-	code, out, errb := p4ctl(t, "sim", "serverless", "bound", "--dist", "azure", "--lambda", "20", "--timeout", "2s", "-o", "json")
+	// bound simulates nothing and refuses --request-timeout: a tiny sweep.
+	code, out, errb := p4ctl(t, "sim", "serverless", "--dist", "exp:100", "--lambda", "1", "--policy", "late", "--seeds", "1",
+		"--requests", "100", "--no-plots", "--timeout", "2s", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -134,5 +136,93 @@ func TestSimServerlessKnative(t *testing.T) {
 	code, out, errs = p4ctl(t, "sim", "serverless", "ratios", "--quick", "--dist", "zipf", "--lambda", "20", "--requests", "1500", "--hops", "5ms", "--time-scales", "0.1")
 	if code != exitOK || !strings.Contains(out, "P99 RESPONSE VS LATE") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+}
+
+// TestSimServerlessLimits: sizes that would exhaust memory (a pool of
+// hundreds of millions of pods sized for an enormous mean or time scale,
+// too many pods given, too many stages per run, too many seeds) and
+// non-finite numbers are usage errors naming the flag, refused before
+// anything is simulated; an overloaded pool within the limits runs.
+func TestSimServerlessLimits(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dist", "exp:1e10"}, "--dist exp:1e10"},
+		{[]string{"--dist", "exp:1e9"}, "--dist exp:1e9"},
+		{[]string{"--dist", "exp:1e13", "--pods", "8", "--container-concurrency", "1"}, "--dist"},
+		{[]string{"--pods", "100000000"}, "--pods 100000000"},
+		{[]string{"--pods", "2000", "--container-concurrency", "1000"}, "--pods 2000 × --container-concurrency 1000"},
+		{[]string{"--container-concurrency", "70000", "--pods", "4"}, "--container-concurrency 70000"},
+		{[]string{"--time-scale", "1e9"}, "--time-scale"},
+		{[]string{"--time-scale", "1e5"}, "--dist azure"}, // in range, but sizes 45 M pods
+		{[]string{"--scenario", "knative", "--dist", "exp:1e9"}, "--dist exp:1e9"},
+		{[]string{"--requests", "5000000"}, "--requests 5000000"},
+		{[]string{"--requests", "200000", "--chain", "64"}, "--requests 200000"},
+		{[]string{"--seeds", "5000"}, "--seeds 5000"},
+		{[]string{"ratios", "--time-scales", "1,1e9"}, "--time-scales"},
+		{[]string{"ratios", "--time-scales", "0"}, "--time-scales"},
+	} {
+		args := append([]string{"sim", "serverless", "--quick", "--no-plots"}, c.args...)
+		if c.args[0] == "ratios" {
+			args = append([]string{"sim", "serverless", "ratios", "--quick"}, c.args[1:]...)
+		}
+		code, _, errb := p4ctl(t, args...)
+		if code != exitUsage || !strings.Contains(errb, c.want) || strings.Count(strings.TrimSpace(errb), "\n") != 0 {
+			t.Errorf("%v: exit %d, want %d and one line naming %q: %q", c.args, code, exitUsage, c.want, errb)
+		}
+	}
+	// Overloaded (ρ = 5·10^6) but bounded: runs, in little memory.
+	code, out, errb := p4ctl(t, "sim", "serverless", "--dist", "exp:1e9", "--pods", "8", "--container-concurrency", "1",
+		"--lambda", "20", "--policy", "late,pathfinder", "--seeds", "1", "--requests", "2000", "--no-plots")
+	if code != exitOK || !strings.Contains(out, "exp:1e9") {
+		t.Errorf("overloaded pool within the limits: exit %d: %s\n%s", code, errb, out)
+	}
+}
+
+// TestSimServerlessExperimentFlags: a flag only some experiments read,
+// given to another, is refused (exit 2) rather than ignored.
+func TestSimServerlessExperimentFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--hops", "x"}, "--hops"},
+		{[]string{"--time-scales", "x"}, "--time-scales"},
+		{[]string{"notify", "--hops", "5ms"}, "--hops"},
+		{[]string{"bound", "--time-scales", "0.1"}, "--time-scales"},
+		{[]string{"ratios", "--time-scale", "2"}, "--time-scale"},
+		{[]string{"ratios", "--notify-delay", "1s"}, "--notify-delay"},
+		{[]string{"ratios", "--forward-delay", "1s"}, "--forward-delay"},
+		{[]string{"ratios", "--out-dir", "x"}, "--out-dir"},
+		{[]string{"bound", "--seeds", "3"}, "--seeds"},
+		{[]string{"bound", "--requests", "1000"}, "--requests"},
+		{[]string{"bound", "--quick"}, "--quick"},
+		{[]string{"bound", "--policy", "late"}, "--policy"},
+		{[]string{"bound", "--timeout", "2s"}, "--request-timeout"}, // a deprecated spelling, named by its current one
+	} {
+		args := append([]string{"sim", "serverless"}, c.args...)
+		if code, _, errb := p4ctl(t, args...); code != exitUsage || !strings.Contains(errb, c.flag+" applies to") {
+			t.Errorf("%v: exit %d, want %d naming %s: %q", c.args, code, exitUsage, c.flag, errb)
+		}
+	}
+}
+
+// TestSimServerlessNonFinite: NaN and ±Inf are refused in every float
+// flag and in the number lists.
+func TestSimServerlessNonFinite(t *testing.T) {
+	for _, c := range [][]string{
+		{"--time-scale", "NaN"}, {"--warmup", "NaN"}, {"--estimate-noise", "Inf"}, {"--rho-max", "NaN"},
+		{"--delta", "-Inf"}, {"--lambda", "NaN"}, {"--lambda", "10,+Inf"}, {"ratios", "--time-scales", "NaN"},
+	} {
+		args := append([]string{"sim", "serverless", "--no-plots"}, c...)
+		flag := c[0]
+		if c[0] == "ratios" {
+			args, flag = append([]string{"sim", "serverless"}, c...), c[1]
+		}
+		if code, _, errb := p4ctl(t, args...); code != exitUsage || !strings.Contains(errb, flag) || !strings.Contains(errb, "finite") {
+			t.Errorf("%v: exit %d, want %d naming %s: %q", c, code, exitUsage, flag, errb)
+		}
 	}
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +42,9 @@ late-binding study's central dispatcher (least outstanding among all hosts
 below the bound). Completions are learned one network delay later. That n is what the controller
 pushes as the bound parameter of the switch's set_pool action (per server,
 i.e. per host). Bounds below the stability limit ⌈mρ(1+2D/S)⌉ cannot carry
-the load and are not simulated.`,
+the load and are not simulated; --load must be below 1 (at ρ ≥ 1 no bound
+carries the load) and the stability limit at most 65535 (the switch's
+16-bit bound). --max-holds and --on-full apply to --algorithm switch only.`,
 		Example: `  p4ctl tune jbsq --delay 4.5us --service-mean 5us --cores 128 --load 0.85
   p4ctl tune jbsq --scenario study
   p4ctl tune jbsq --delay 20us --service-mean 5us --cores 128 --load 0.85 --slo 81us --target 0.01 -o json`,
@@ -57,23 +62,33 @@ the load and are not simulated.`,
 	return cmd
 }
 
-// Complete builds the scenario.
-func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error {
-	if o.scen.coresPerHost < 1 || o.cores < o.scen.coresPerHost || o.cores%o.scen.coresPerHost != 0 {
-		return usageErrorf("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
-	}
-	sc, err := o.scen.config(o.cores / o.scen.coresPerHost)
-	if err != nil {
-		return err
-	}
-	holds := o.maxHolds
-	sc.SwitchMaxHolds, sc.SwitchOnFull = &holds, o.onFull
-	o.tc = micro.TuneConfig{Scenario: sc, Target: o.target, Algorithm: o.algorithm}
-	return nil
+// tuneAlgorithmFlags are the flags only some --algorithm values read;
+// given with another they are a usage error rather than ignored.
+func tuneAlgorithmFlags() map[string][]string {
+	return map[string][]string{"max-holds": {micro.AlgorithmSwitch}, "on-full": {micro.AlgorithmSwitch}}
 }
 
-// Validate checks flags.
+// Complete has nothing to derive: Validate builds the scenario from the
+// flags once they are checked.
+func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks flags and builds the scenario.
 func (o *tuneJBSQOptions) Validate() error {
+	fs := o.scen.fs
+	if err := checkFiniteFloats(fs); err != nil {
+		return err
+	}
+	switch o.algorithm {
+	case micro.AlgorithmSwitch, micro.AlgorithmIdeal:
+	default:
+		return usageErrorf("--algorithm %q: want switch or ideal", o.algorithm)
+	}
+	flags := tuneAlgorithmFlags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if algs := flags[name]; changed(fs, name) && !slices.Contains(algs, o.algorithm) {
+			return usageErrorf("--%s applies to --algorithm %s only, not %s", name, strings.Join(algs, " and "), o.algorithm)
+		}
+	}
 	if !(o.target > 0 && o.target < 1) {
 		return usageErrorf("--target %v must be in (0, 1)", o.target)
 	}
@@ -83,16 +98,34 @@ func (o *tuneJBSQOptions) Validate() error {
 	if o.onFull != "force" && o.onFull != "nack" {
 		return usageErrorf("--on-full %q: want force or nack", o.onFull)
 	}
-	switch o.algorithm {
-	case micro.AlgorithmSwitch:
-		if h := o.tc.Scenario.Hosts; h&(h-1) != 0 {
+	if changed(fs, "load") && !(o.scen.load > 0 && o.scen.load < 1) {
+		return usageErrorf("--load %v must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", o.scen.load)
+	}
+	if o.scen.coresPerHost < 1 || o.cores < o.scen.coresPerHost || o.cores%o.scen.coresPerHost != 0 {
+		return usageErrorf("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
+	}
+	if err := o.run.validate(); err != nil {
+		return err
+	}
+	sc, err := o.scen.config(o.cores / o.scen.coresPerHost)
+	if err != nil {
+		return err
+	}
+	if !(sc.Load > 0 && sc.Load < 1) { // a --scenario's own load
+		return usageErrorf("--load %v (the scenario's) must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", sc.Load)
+	}
+	if err := micro.TuneLimits(sc); err != nil {
+		return usageErrorf("--delay, --service-mean, --cores-per-host, --load: %w", err)
+	}
+	if o.algorithm == micro.AlgorithmSwitch {
+		if h := sc.Hosts; h&(h-1) != 0 {
 			return usageErrorf("--algorithm switch needs a power-of-two number of hosts (a switch pool's size), got --cores %d / --cores-per-host %d = %d; use --algorithm ideal", o.cores, o.scen.coresPerHost, h)
 		}
-	case micro.AlgorithmIdeal:
-	default:
-		return usageErrorf("--algorithm %q: want switch or ideal", o.algorithm)
+		holds := o.maxHolds
+		sc.SwitchMaxHolds, sc.SwitchOnFull = &holds, o.onFull
 	}
-	return o.run.validate()
+	o.tc = micro.TuneConfig{Scenario: sc, Target: o.target, Algorithm: o.algorithm}
+	return nil
 }
 
 // Run tunes and prints the result.

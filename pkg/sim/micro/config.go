@@ -309,8 +309,8 @@ func (c Config) Validate() error {
 	if !positiveFinite(c.SLO) {
 		add("slo %v must be positive", c.SLO)
 	}
-	if c.Requests < 1 || c.Warmup < 0 || c.Requests+c.Warmup > 1<<30 {
-		add("requests (%d) must be ≥ 1 and warm-up (%d) ≥ 0", c.Requests, c.Warmup)
+	if c.Requests < 1 || c.Requests > MaxRequests || c.Warmup < 0 || c.Warmup > MaxRequests {
+		add("requests (%d) must be in [1, %d] and warm-up (%d) in [0, %d]", c.Requests, MaxRequests, c.Warmup, MaxRequests)
 	}
 	if (c.Policy.Ingress == P2C || c.Policy.Ingress == JSW) && c.Policy.Binding == Early && !positiveFinite(c.Refresh) {
 		add("refresh %v must be positive for p2c and jsw", c.Refresh)

@@ -193,6 +193,53 @@ func TestTuneJBSQ(t *testing.T) {
 	}
 }
 
+// TestTuneJBSQRefusesUntunable: at ρ ≥ 1 no bound carries the load, and a
+// stability limit above 65535 is beyond the switch's bound; both are
+// errors, not a "best" bound with negative headroom.
+func TestTuneJBSQRefusesUntunable(t *testing.T) {
+	for name, mut := range map[string]func(*Config){
+		"load 3":   func(c *Config) { c.Load = 3 },
+		"load 1":   func(c *Config) { c.Load = 1 },
+		"stable>n": func(c *Config) { c.Delay, c.Service.Mean = 1e6, 1e-3 },
+	} {
+		sc := Scenario()
+		mut(&sc)
+		if err := TuneLimits(sc); err == nil {
+			t.Errorf("%s: TuneLimits accepted it", name)
+		}
+		if r, err := TuneJBSQ(context.Background(), TuneConfig{Scenario: sc, Options: Options{Quick: true, Requests: 1000}}); err == nil {
+			t.Errorf("%s: tuned to %d (headroom %.2f)", name, r.Bound, r.Headroom)
+		}
+	}
+	if err := TuneLimits(Scenario()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRequestLimit: a run's requests are bounded by MaxRequests (it may
+// hold all of them in memory), with a message saying the range; and the
+// concurrency of runMany shrinks to fit MemoryBudget.
+func TestRequestLimit(t *testing.T) {
+	_, err := RunSet(context.Background(), Scenario(), []Policy{MustPolicy("jsq")}, Options{Seeds: 1, Requests: 2000000000})
+	if err == nil || !strings.Contains(err.Error(), "[1, 8388608]") {
+		t.Fatalf("2e9 requests: %v", err)
+	}
+	c := Scenario()
+	c.Requests, c.Warmup = MaxRequests+1, 0
+	if err := c.Validate(); err == nil || strings.Contains(err.Error(), "≥ 1 and") {
+		t.Fatalf("Config.Validate with %d requests: %v", c.Requests, err)
+	}
+	small, big := Scenario(), Scenario()
+	small.Requests, small.Warmup = 1000, 100
+	big.Requests, big.Warmup = MaxRequests, MaxRequests/10
+	if w := memoryWorkers([]Config{small, small}, 8); w != 8 {
+		t.Errorf("small runs: %d workers, want 8", w)
+	}
+	if w := memoryWorkers([]Config{small, big}, 8); w != 1 {
+		t.Errorf("runs of %d requests: %d workers, want 1", MaxRequests, w)
+	}
+}
+
 func TestRunSetAndBadOptions(t *testing.T) {
 	r, err := RunSet(context.Background(), Scenario(), []Policy{MustPolicy("random"), MustPolicy("jiq")}, tiny())
 	if err != nil {
@@ -222,7 +269,7 @@ func TestParsePolicy(t *testing.T) {
 		{"random", "random"}, {"P2C", "p2c"}, {"jsw+fwd", "jsw+fwd"}, {"random+forward", "random+fwd"},
 		{"p2c+ideal", "p2c+ideal"}, {"hash", "hash"}, {"migrate", "migrate"},
 		{"jbsq", "jbsq"}, {"jbsq:auto", "jbsq"}, {"jbsq:16", "jbsq:16"}, {"jbsq:inf", "jsq"},
-		{"jbsq:0/random", "jbsq:inf/random"}, {"jbsq:8/p2c", "jbsq:8/p2c"}, {"jsq", "jsq"}, {"jiq", "jiq"},
+		{"jbsq:0/random", "jbsq:inf/random"}, {"jbsq:0", "jsq"}, {"switch:0", "switch:inf"}, // 0 = unbounded, as the switch's bound {"jbsq:8/p2c", "jbsq:8/p2c"}, {"jsq", "jsq"}, {"jiq", "jiq"},
 		{"switch", "switch"}, {"switch:22", "switch:22"}, {"switch:inf", "switch:inf"}, {"switch/random", "switch/random"},
 		{"switch-jiq", "switch:1"}, {"switch:auto/least", "switch"},
 	}
@@ -243,6 +290,10 @@ func TestParsePolicy(t *testing.T) {
 		if _, err := ParsePolicy(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+	// The range the error names includes 0, which the parser accepts.
+	if _, err := ParsePolicy("jbsq:-1"); err == nil || !strings.Contains(err.Error(), "or 0, unbounded") {
+		t.Errorf("jbsq:-1: %v", err)
 	}
 }
 

@@ -158,7 +158,9 @@ func (p Policy) String() string {
 //	    early binding at the ingress,
 //	    optionally followed by +fwd (forwarding) or +ideal (ideal movement)
 //	jbsq[:n|:inf|:auto][/least|/random|/p2c]   late binding, n per host
-//	    (default auto = Little's-law bound, default choice least)
+//	    (default auto = Little's-law bound, default choice least); n is
+//	    1..65535, or 0 = inf (unbounded), as the switch's bound 0
+//	    (docs/CONFIG.md)
 //	jsq                                   jbsq:inf/least
 //	jiq                                   late binding on idle tokens
 //	switch[:n|:inf|:auto][/random]        the switch's one-pass jbsq (or
@@ -236,7 +238,7 @@ func parseBound(s, family, rest string, choices map[string]Ingress) (Policy, err
 		default:
 			v, err := strconv.Atoi(n)
 			if err != nil || v < 1 || v > 65535 {
-				return Policy{}, fmt.Errorf("policy %q: bound must be auto, inf or 1..65535 (the switch's 16-bit bound)", s)
+				return Policy{}, fmt.Errorf("policy %q: bound must be auto, inf (or 0, unbounded as the switch's bound 0) or 1..65535 (the switch's 16-bit bound)", s)
 			}
 			p.Bound = v
 		}

@@ -52,14 +52,42 @@ func (o Options) withDefaults(seeds, quickSeeds, requests, quickRequests int) Op
 	return o
 }
 
+// MaxRequests is the most requests one run may measure (its warm-up adds a
+// tenth). A run can hold every one of its requests in flight at once, each
+// about RequestBytes, when the hosts or a software gateway saturate (ρ ≥ 1,
+// a dispatcher slower than the arrivals), so the limit keeps one run below
+// about 2 GB however overloaded its scenario is.
+const MaxRequests = 1 << 23
+
+// RequestBytes is the memory one request in flight takes at most (its
+// events, queue entries and the heap's headroom): what runMany budgets
+// concurrent runs by.
+const RequestBytes = 200
+
+// MemoryBudget is the memory the concurrent runs of an experiment may hold
+// at worst (every request of each in flight); fewer run at once than
+// Options.Parallel asks for when their requests would exceed it, which
+// never changes results.
+const MemoryBudget = 2 << 30
+
 func (o Options) validate() error {
 	if o.Seeds < 1 || o.Seeds > 1000 {
 		return fmt.Errorf("seeds %d must be in [1, 1000]", o.Seeds)
 	}
-	if o.Requests < 1 {
-		return fmt.Errorf("requests %d must be ≥ 1", o.Requests)
+	if o.Requests < 1 || o.Requests > MaxRequests {
+		return fmt.Errorf("requests %d must be in [1, %d]", o.Requests, MaxRequests)
 	}
 	return nil
+}
+
+// memoryWorkers is how many of cfgs may run at once within MemoryBudget
+// (at least one, at most parallel).
+func memoryWorkers(cfgs []Config, parallel int) int {
+	most := 1
+	for _, c := range cfgs {
+		most = max(most, c.Requests+c.Warmup)
+	}
+	return max(1, min(parallel, MemoryBudget/(most*RequestBytes)))
 }
 
 // tracker counts runs across an experiment's phases for Progress.
@@ -92,7 +120,7 @@ func runMany(ctx context.Context, cfgs []Config, parallel int, tr *tracker) ([]R
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := max(1, min(parallel, len(cfgs)))
+	workers := max(1, min(memoryWorkers(cfgs, parallel), len(cfgs)))
 	jobs := make(chan int)
 	done := make(chan error)
 	var wg sync.WaitGroup

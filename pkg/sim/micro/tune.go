@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 )
 
@@ -66,6 +67,20 @@ type TuneResult struct {
 	Curve []TunePoint `json:"curve"`
 }
 
+// TuneLimits reports why no JBSQ bound can carry sc's load: a load ρ ≥ 1
+// saturates the cores whatever the bound, and a stability limit
+// ⌈mρ(1 + 2D/S)⌉ above 65535 lies beyond the switch's 16-bit bound.
+func TuneLimits(sc Config) error {
+	if !(sc.Load > 0 && sc.Load < 1) {
+		return fmt.Errorf("load %v must be in (0, 1): at ρ ≥ 1 no bound carries the load", sc.Load)
+	}
+	if s := float64(sc.CoresPerHost) * sc.Load * (1 + 2*sc.Delay/sc.Service.Mean); !(s <= 65535) {
+		return fmt.Errorf("stability limit ⌈mρ(1 + 2D/S)⌉ = %.0f is above 65535, the switch's 16-bit bound (cores per host %d, load %v, delay %v µs, service mean %v µs)",
+			math.Ceil(s), sc.CoresPerHost, sc.Load, sc.Delay, sc.Service.Mean)
+	}
+	return nil
+}
+
 // TuneJBSQ finds the smallest JBSQ bound n (per host) whose violation rate
 // meets the target. Bounds below the stability limit ⌈mρ(1 + 2D/S)⌉ cannot
 // carry the load and are not simulated; from that limit it evaluates n,
@@ -99,6 +114,9 @@ func tuneJBSQ(ctx context.Context, tc TuneConfig, tr *tracker) (*TuneResult, err
 		return nil, fmt.Errorf("tune jbsq: algorithm %q must be %s or %s", tc.Algorithm, AlgorithmSwitch, AlgorithmIdeal)
 	}
 	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	if err := TuneLimits(sc); err != nil {
 		return nil, fmt.Errorf("tune jbsq: %w", err)
 	}
 	little := LittleBound(sc.CoresPerHost, sc.Delay, sc.Service.Mean)

@@ -155,15 +155,106 @@ func (c ExperimentConfig) Quick() ExperimentConfig {
 	return c
 }
 
+// Size limits of an experiment. Memory grows with the stages of a run
+// (Requests × ChainMax: the workload, every stage's state and, when the
+// pool is overloaded, the queue of stages waiting, all of them at worst),
+// with the pool (Pods × ContainerConcurrency slots: per-pod state and the
+// idle-slot list) and with the grid (one result per run); these bound each.
+const (
+	// MaxSeeds is the most seeds per scenario.
+	MaxSeeds = 1000
+	// MaxRunStages bounds Requests × ChainMax, the stages one run may
+	// generate (at most about StageBytes each, every one of them queued
+	// when the pool cannot keep up: about 1.7 GB).
+	MaxRunStages = 1 << 23
+	// MaxPoolSlots bounds a pool's pods × containerConcurrency, given or
+	// sized for RhoMax (a distribution's mean far above the pool a λ needs
+	// would otherwise size hundreds of millions of pods).
+	MaxPoolSlots = 1 << 20
+	// MaxSlotsPerPod is the largest containerConcurrency.
+	MaxSlotsPerPod = 1 << 16
+	// MaxRuns bounds the grid: distributions × λ × seeds × notify delays ×
+	// policies simulations, whose results are all kept.
+	MaxRuns = 1000000
+	// MinTimeScale and MaxTimeScale bound TimeScale (0 = 1).
+	MinTimeScale, MaxTimeScale = 1e-6, 1e6
+	// StageBytes is the most memory one stage of a run takes (workload,
+	// run state, events, queue entries, the heap's headroom): what the
+	// experiment budgets concurrent runs by.
+	StageBytes = 200
+	// SlotBytes is the most memory one pod slot takes (its pod's state
+	// shared out, the idle-slot list).
+	SlotBytes = 128
+	// MemoryBudget is the memory the concurrent runs of an experiment may
+	// hold at worst: fewer run at once than Workers asks for when their
+	// stages and slots would exceed it, which never changes results.
+	MemoryBudget = 2 << 30
+)
+
+// PoolSize is the pool a run of c gives distribution d (already scaled by
+// TimeScale): Pods and ContainerConcurrency as given, the one that is 0
+// sized so that the utilization at RefLambda is RhoMax. It fails when the
+// pool would exceed MaxPoolSlots slots or a pod MaxSlotsPerPod.
+func PoolSize(c ExperimentConfig, d dist.Distribution) (pods, slots int, err error) {
+	meanChain := float64(c.ChainMin+c.ChainMax) / 2
+	need := c.RefLambda * meanChain * d.Mean() / 1000 / c.RhoMax // busy slots at RhoMax
+	p, s := float64(c.Pods), float64(c.ContainerConcurrency)
+	switch {
+	case c.Pods == 0:
+		s = math.Max(1, s)
+		p = math.Max(1, math.Ceil(need/s))
+	case c.ContainerConcurrency == 0:
+		s = math.Max(1, math.Ceil(need/p))
+	}
+	sized := "as given"
+	if c.Pods == 0 || c.ContainerConcurrency == 0 {
+		sized = fmt.Sprintf("sized for ρ = %g at %g req/s, mean %s", c.RhoMax, c.RefLambda, FormatMS(d.Mean()))
+	}
+	switch {
+	case !(s <= MaxSlotsPerPod):
+		return 0, 0, fmt.Errorf("%s: %.0f slots per pod (%s) is above %d", d.Name(), s, sized, MaxSlotsPerPod)
+	case !(p*s <= MaxPoolSlots):
+		return 0, 0, fmt.Errorf("%s: %.0f pods × %.0f slots (%s) is above the %d (2^20) slots a run may simulate", d.Name(), p, s, sized, MaxPoolSlots)
+	}
+	return int(p), int(s), nil
+}
+
+// Runs is the number of simulations the grid of c runs.
+func (c ExperimentConfig) Runs() int {
+	n := 1
+	for _, k := range []int{len(c.Dists), len(c.Lambdas), c.Seeds, len(c.NotifyDelays), len(c.Policies)} {
+		if k <= 0 {
+			return 0
+		}
+		if n > MaxRuns/k+1 {
+			return MaxRuns + 1
+		}
+		n *= k
+	}
+	return n
+}
+
 // Validate checks the configuration.
 func (c ExperimentConfig) Validate() error {
 	var errs []error
+	scaleOK := c.TimeScale == 0 || c.TimeScale >= MinTimeScale && c.TimeScale <= MaxTimeScale
 	if len(c.Dists) == 0 || len(c.Lambdas) == 0 || len(c.Policies) == 0 || len(c.NotifyDelays) == 0 {
 		errs = append(errs, errors.New("need at least one distribution, λ, notify delay and policy"))
 	}
-	for _, d := range c.Dists {
-		if _, err := dist.New(d); err != nil {
+	for _, name := range c.Dists {
+		d, err := dist.New(name)
+		if err == nil && scaleOK && c.TimeScale != 0 {
+			d, err = dist.NewScaled(d, c.TimeScale)
+		}
+		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if c.Pods >= 0 && c.Pods <= MaxPoolSlots && c.ContainerConcurrency >= 0 && c.ContainerConcurrency <= MaxSlotsPerPod &&
+			c.RhoMax > 0 && c.RhoMax < 1 && c.RefLambda > 0 && c.ChainMin >= 1 && c.ChainMax >= c.ChainMin {
+			if _, _, err := PoolSize(c, d); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	for _, l := range c.Lambdas {
@@ -176,17 +267,26 @@ func (c ExperimentConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("notify delay %g ms must be >= 0", d))
 		}
 	}
-	if c.Seeds < 1 {
-		errs = append(errs, fmt.Errorf("seeds = %d, need >= 1", c.Seeds))
+	if c.Seeds < 1 || c.Seeds > MaxSeeds {
+		errs = append(errs, fmt.Errorf("seeds = %d, need 1..%d", c.Seeds, MaxSeeds))
+	}
+	if n := c.Runs(); n > MaxRuns {
+		errs = append(errs, fmt.Errorf("the grid (distributions × λ × seeds × notify delays × policies) has more than %d runs", MaxRuns))
+	}
+	if c.Requests > 0 && c.ChainMax > 0 && c.Requests > MaxRunStages/c.ChainMax {
+		errs = append(errs, fmt.Errorf("requests %d × chains of up to %d stages is above the %d (2^23) stages a run may simulate", c.Requests, c.ChainMax, MaxRunStages))
+	}
+	if c.Pods > MaxPoolSlots {
+		errs = append(errs, fmt.Errorf("pods = %d, need 0..%d", c.Pods, MaxPoolSlots))
 	}
 	if c.Pods < 0 || ((c.Pods == 0 || c.ContainerConcurrency == 0) && !(c.RhoMax > 0 && c.RhoMax < 1 && c.RefLambda > 0)) {
 		errs = append(errs, fmt.Errorf("pods = %d, container concurrency %d: a pool to size needs 0 < rho-max < 1 and a positive reference λ", c.Pods, c.ContainerConcurrency))
 	}
-	if c.ContainerConcurrency < 0 || c.ContainerConcurrency > 1<<16 {
-		errs = append(errs, fmt.Errorf("container concurrency %d must be in 0..65536", c.ContainerConcurrency))
+	if c.ContainerConcurrency < 0 || c.ContainerConcurrency > MaxSlotsPerPod {
+		errs = append(errs, fmt.Errorf("container concurrency %d must be in 0..%d", c.ContainerConcurrency, MaxSlotsPerPod))
 	}
-	if c.TimeScale < 0 || math.IsNaN(c.TimeScale) || math.IsInf(c.TimeScale, 0) {
-		errs = append(errs, fmt.Errorf("time scale %g must be >= 0 (0 = 1)", c.TimeScale))
+	if !scaleOK {
+		errs = append(errs, fmt.Errorf("time scale %g must be 0 (= 1) or in [%g, %g]", c.TimeScale, MinTimeScale, MaxTimeScale))
 	}
 	if !(c.ForwardDelay >= 0) || math.IsInf(c.ForwardDelay, 0) {
 		errs = append(errs, fmt.Errorf("forward delay %g ms must be >= 0", c.ForwardDelay))
@@ -368,6 +468,7 @@ func RunExperiment(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	workers = min(workers, memoryWorkers(cfg, setups))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -449,6 +550,17 @@ feed:
 	return res, nil
 }
 
+// memoryWorkers is how many runs of cfg may run at once within
+// MemoryBudget (at least one).
+func memoryWorkers(cfg ExperimentConfig, setups []setup) int {
+	slots := 0
+	for _, su := range setups {
+		slots = max(slots, su.pods*su.slots)
+	}
+	per := cfg.Requests*cfg.ChainMax*StageBytes + slots*SlotBytes
+	return max(1, MemoryBudget/max(1, per))
+}
+
 // plan sizes the pools and derives the wait bounds of every (dist, λ),
 // recording them in res.
 func plan(cfg ExperimentConfig, res *ExperimentResult) ([]setup, map[point][]float64, error) {
@@ -464,15 +576,11 @@ func plan(cfg ExperimentConfig, res *ExperimentResult) ([]setup, map[point][]flo
 				return nil, nil, err
 			}
 		}
-		su := setup{d: d, classes: NewClasses(d), pods: cfg.Pods, slots: cfg.ContainerConcurrency}
-		need := cfg.RefLambda * meanChain * d.Mean() / 1000 / cfg.RhoMax // busy slots at RhoMax
-		switch {
-		case su.pods == 0:
-			su.slots = max(1, su.slots)
-			su.pods = max(1, int(math.Ceil(need/float64(su.slots))))
-		case su.slots == 0:
-			su.slots = max(1, int(math.Ceil(need/float64(su.pods))))
+		pods, slots, err := PoolSize(cfg, d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("experiment %s: %w", cfg.Name, err)
 		}
+		su := setup{d: d, classes: NewClasses(d), pods: pods, slots: slots}
 		setups[i] = su
 		res.Distributions = append(res.Distributions, DistInfo{Name: name, Description: d.Describe(), MeanMS: d.Mean(),
 			P50MS: d.Quantile(0.5), P99MS: d.Quantile(0.99), Pods: su.pods, Slots: su.slots, Classes: su.classes})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"github.com/p4ctl/p4ctl/internal/cputime"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -165,6 +166,16 @@ func TestExperimentValidate(t *testing.T) {
 		func(c *ExperimentConfig) { c.ChainMin = 0 },
 		func(c *ExperimentConfig) { c.Warmup = 1 },
 		func(c *ExperimentConfig) { c.Requests = 0 },
+		// Sizes that would exhaust memory.
+		func(c *ExperimentConfig) { c.Dists = []string{"exp:1e10"} },                           // 444 M pods sized
+		func(c *ExperimentConfig) { c.Pods, c.ContainerConcurrency = 100000000, 1 },            // too many pods
+		func(c *ExperimentConfig) { c.Pods, c.ContainerConcurrency = 2000, 1000 },              // too many slots
+		func(c *ExperimentConfig) { c.Pods, c.ContainerConcurrency, c.TimeScale = 16, 0, 1e5 }, // slots sized per pod
+		func(c *ExperimentConfig) { c.TimeScale = 1e9 },
+		func(c *ExperimentConfig) { c.TimeScale = math.NaN() },
+		func(c *ExperimentConfig) { c.Requests = MaxRunStages/3 + 1 },
+		func(c *ExperimentConfig) { c.Seeds = MaxSeeds + 1 },
+		func(c *ExperimentConfig) { c.Lambdas = make([]float64, 1000); c.Seeds = 1000 }, // 10^7 runs
 	}
 	for i, m := range mod {
 		c := DefaultExperiment()
@@ -178,6 +189,32 @@ func TestExperimentValidate(t *testing.T) {
 	}
 	if err := NotifyExperiment().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPoolSize: the pool as given, or sized for RhoMax, within the limits;
+// and the runs an experiment holds at once fit MemoryBudget.
+func TestPoolSize(t *testing.T) {
+	c := DefaultExperiment()
+	d := dist.Exponential{MeanMS: 1000}
+	if p, s, err := PoolSize(c, d); err != nil || p != 45 || s != 1 { // 20 req/s × 2 stages × 1 s / 0.9
+		t.Fatalf("sized: %d × %d, %v", p, s, err)
+	}
+	c.Pods = 16
+	if p, s, err := PoolSize(c, d); err != nil || p != 16 || s != 3 {
+		t.Fatalf("slots sized: %d × %d, %v", p, s, err)
+	}
+	c.Pods = 0
+	if _, _, err := PoolSize(c, dist.Exponential{MeanMS: 1e10}); err == nil || !strings.Contains(err.Error(), "2^20") {
+		t.Fatalf("444 M pods: %v", err)
+	}
+	big := c
+	big.Requests, big.ChainMax = MaxRunStages/64, 64
+	if w := memoryWorkers(big, []setup{{pods: 16, slots: 1}}); w != 1 {
+		t.Errorf("%d stages a run: %d workers, want 1", MaxRunStages, w)
+	}
+	if w := memoryWorkers(c, []setup{{pods: 500, slots: 1}}); w < 64 {
+		t.Errorf("default runs: %d workers, want many", w)
 	}
 }
 

@@ -48,6 +48,11 @@ type Sampler interface {
 // Names lists the distributions New accepts, in the order of the study.
 func Names() []string { return []string{"azure", "zipf", "powerlaw"} }
 
+// MaxExpMeanMS is the largest mean of "exp:MEAN" (ms, about 30 years):
+// far beyond any function, and small enough that scaled execution times
+// and their sums stay finite.
+const MaxExpMeanMS = 1e12
+
 // New returns a study distribution by name. "exp:MEAN" (MEAN in ms) gives an
 // exponential distribution for queueing-theory checks.
 func New(name string) (Distribution, error) {
@@ -61,8 +66,8 @@ func New(name string) (Distribution, error) {
 	}
 	if m, ok := strings.CutPrefix(name, "exp:"); ok {
 		mean, err := strconv.ParseFloat(m, 64)
-		if err != nil || !(mean > 0) || math.IsInf(mean, 0) {
-			return nil, fmt.Errorf("distribution %q: mean must be a positive number of ms", name)
+		if err != nil || !(mean > 0) || !(mean <= MaxExpMeanMS) {
+			return nil, fmt.Errorf("distribution %q: mean must be a positive number of ms up to %g", name, MaxExpMeanMS)
 		}
 		return Exponential{MeanMS: mean}, nil
 	}

@@ -141,7 +141,7 @@ func TestZipfMeanByDirectSum(t *testing.T) {
 }
 
 func TestNewRejectsUnknown(t *testing.T) {
-	for _, n := range []string{"", "pareto", "exp:", "exp:-1", "exp:abc", "exp:+Inf", "exp:1 2", "exp:NaN"} {
+	for _, n := range []string{"", "pareto", "exp:", "exp:-1", "exp:abc", "exp:+Inf", "exp:1 2", "exp:NaN", "exp:1e13"} { // above MaxExpMeanMS
 		if _, err := New(n); err == nil {
 			t.Errorf("New(%q) accepted", n)
 		}
