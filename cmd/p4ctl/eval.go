@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -36,6 +40,7 @@ type evalCarbonOptions struct {
 	noPlots, quick        bool
 	format                output.Format
 	cfg                   carbon.Config
+	sigmaGiven            bool // --latency-sigma was given
 }
 
 func newEvalCarbonCmd(s *streams) *cobra.Command {
@@ -51,8 +56,31 @@ decision times and the paper's figures beside ours (labelled), and writes
 PNG and SVG plots.
 
 Without --traces the carbon data is the built-in synthetic model (not measured
-data); every output names the carbon source it used.`,
+data, of lifecycle intensities: --metric direct needs --traces); every output
+names the carbon source it used.
+
+Limits (memory grows with them): --runs 2..10000, --requests and
+--mixed-requests 1..2000000 per run, a period of at most ten years
+(87840 hours), each --pools size once.
+
+--sites FILE gives client sites other than the built-in mumbai (select one
+with --site); its format (docs/CONFIG.md, "eval carbon --sites"):
+
+  sites:
+    - name: frankfurt-office
+      prefixes: [10.8.0.0/16]          # optional
+      latencies:                       # every region of every pool
+        - {region: ap-south-1, p95_ms: 130, cold_ms: 420}
+        - {region: Singapore, p95_ms: 170, cold_ms: 460}
+        - {region: ap-southeast-2, p95_ms: 280}   # no cold_ms: unknown
+        - {region: IE, p95_ms: 30, cold_ms: 260}
+        - {region: us-east-1, p95_ms: 95, cold_ms: 380}
+
+region is an AWS id, city or zone; p95_ms in (0, 65535), cold_ms in
+[0, 65535). This is not the sites: block of a controller configuration
+(latency: map, profile:, id:), which is refused.`,
 		Example: `  p4ctl eval carbon
+  p4ctl eval carbon --sites sites.yaml --site frankfurt-office --pools 5
   p4ctl eval carbon --traces ../shared/data/carbon --period 2022-01
   p4ctl eval carbon --latency-model sampled -o json`,
 		Args: cobra.NoArgs,
@@ -60,20 +88,20 @@ data); every output names the carbon source it used.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
-	f.StringVar(&o.metric, "metric", "lca", "Electricity Maps column: lca or direct")
-	f.StringVar(&o.fill, "fill", "none", "gaps in traces: none (error), previous or linear")
+	f.StringVar(&o.metric, "metric", "lca", "Electricity Maps column of --traces: lca or direct (the synthetic model is lca)")
+	f.StringVar(&o.fill, "fill", "none", "gaps in --traces: none (error), previous or linear")
 	f.StringVar(&o.period, "period", "", "month YYYY-MM (default: the first whole month of the data)")
 	f.StringVar(&o.from, "from", "", "period start YYYY-MM-DD or RFC 3339 (with --to, instead of --period)")
 	f.StringVar(&o.to, "to", "", "period end, exclusive")
 	f.Uint64Var(&o.carbonSeed, "carbon-seed", 1, "seed of the synthetic carbon model")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sampling")
-	f.IntVar(&o.runs, "runs", 30, "runs per class")
-	f.IntVar(&o.requests, "requests", 1000, "requests per run of one SLA class")
-	f.IntVar(&o.mixed, "mixed-requests", 5000, "requests per mixed run")
-	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, "pool sizes (first n catalog regions)")
+	f.IntVar(&o.runs, "runs", 30, fmt.Sprintf("runs per class, 2..%d", carbon.MaxRuns))
+	f.IntVar(&o.requests, "requests", 1000, fmt.Sprintf("requests per run of one SLA class, 1..%d", carbon.MaxRequests))
+	f.IntVar(&o.mixed, "mixed-requests", 5000, fmt.Sprintf("requests per mixed run, 1..%d", carbon.MaxRequests))
+	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, fmt.Sprintf("pool sizes (first n catalog regions, 1..%d), each once", regions.NumRegions))
 	f.Float64SliceVar(&o.slas, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
 	f.Lookup("sla").DefValue = "[300,500,800,1000,3000]" // not [300.000000,…]
-	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites (default: the built-in mumbai site)")
+	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites: a top-level sites: list of {name, prefixes, latencies: [{region, p95_ms, cold_ms}]} (see above, docs/CONFIG.md; default: the built-in mumbai site)")
 	f.StringVar(&o.site, "site", "mumbai", "client site name")
 	f.Float64Var(&o.alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
 	f.Float64Var(&o.w, "w", 0.5, "D: weight of carbon (1-w for latency)")
@@ -81,7 +109,7 @@ data); every output names the carbon source it used.`,
 	f.DurationVar(&o.keepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
 	f.Float64Var(&o.capShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
 	f.StringVar(&o.latencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
-	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency: log-normal σ of ln(RTT in ms)")
+	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency (--latency-model sampled): log-normal σ of ln(RTT in ms), 0 < σ < 3")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
 	f.BoolVar(&o.quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")
@@ -102,13 +130,17 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 			o.mixed = 1000
 		}
 	}
+	o.sigmaGiven = c.Flags().Changed("latency-sigma")
 	metric, err := regions.ParseMetric(o.metric)
 	if err != nil {
 		return usageErrorf("--metric: %w", err)
 	}
-	fill, err := regions.ParseFill(o.fill)
+	if metric == regions.Direct && o.traces == "" {
+		return usageErrorf("--metric direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
+	}
+	fill, err := parseFillFlag(c, o.fill, o.traces)
 	if err != nil {
-		return usageErrorf("--fill: %w", err)
+		return err
 	}
 	cm, err := regions.ParseColdMissing(o.coldMissing)
 	if err != nil {
@@ -129,6 +161,11 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
 			return usageErrorf("--from/--to: %w", err)
 		}
+	}
+	// Checked here, not in Validate: the synthetic model below is built
+	// over the whole period, every hour held in memory.
+	if n := period.Hours(); n > carbon.MaxPeriodHours {
+		return usageErrorf("%s %s: longer than %d hours (ten years), the most the experiment holds in memory", periodFlag(o.period), period, carbon.MaxPeriodHours)
 	}
 	var src regions.CarbonSource
 	if o.traces != "" {
@@ -159,7 +196,7 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	site := regions.Mumbai()
 	if o.sitesFile != "" {
-		sites, err := regions.LoadSites(o.sitesFile)
+		sites, err := loadEvalSites(o.sitesFile)
 		if err != nil {
 			return err
 		}
@@ -176,7 +213,7 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		return usageErrorf("--site %q: only the built-in site mumbai exists without --sites", o.site)
 	}
 	sig := regions.SignalLCA
-	if metric == regions.Direct && o.traces != "" {
+	if metric == regions.Direct {
 		sig = regions.SignalDirect
 	}
 	o.cfg = carbon.Config{
@@ -203,8 +240,14 @@ func firstWholeMonth(p regions.Period) (regions.Period, error) {
 
 // Validate checks flag values.
 func (o *evalCarbonOptions) Validate() error {
-	if o.runs < 2 || o.requests < 1 || o.mixed < 1 {
-		return usageErrorf("--runs must be >= 2 and --requests/--mixed-requests >= 1")
+	if err := intInRange("--runs", o.runs, 2, carbon.MaxRuns, "every row keeps each run's mean"); err != nil {
+		return err
+	}
+	if err := intInRange("--requests", o.requests, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
+		return err
+	}
+	if err := intInRange("--mixed-requests", o.mixed, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
+		return err
 	}
 	if len(o.slas) != 5 {
 		return usageErrorf("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
@@ -217,15 +260,24 @@ func (o *evalCarbonOptions) Validate() error {
 	if o.latencyModel != carbon.LatencyP95 && o.latencyModel != carbon.LatencySampled {
 		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
 	}
+	if err := validateLatencySigma(o.latencySigma); err != nil {
+		return err
+	}
+	if o.sigmaGiven && o.latencyModel != carbon.LatencySampled {
+		return usageErrorf("--latency-sigma applies to sampled latencies: give --latency-model sampled with it")
+	}
 	if err := o.cfg.Options.Validate(); err != nil {
 		return usageErrorf("%w", err)
 	}
 	if !(o.capShare > 0 && o.capShare <= 1) {
 		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
 	}
-	for _, p := range o.pools {
+	for i, p := range o.pools {
 		if _, err := regions.PoolOf(p); err != nil {
 			return usageErrorf("--pools: %w", err)
+		}
+		if slices.Contains(o.pools[:i], p) {
+			return usageErrorf("--pools: pool size %d given twice", p)
 		}
 	}
 	if !o.noPlots {
@@ -256,4 +308,85 @@ func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
 	}
 	printPlots(s, res.Plots)
 	return nil
+}
+
+// periodFlag names the flags that gave a period: --period, else --from/--to.
+func periodFlag(month string) string {
+	if month != "" {
+		return "--period"
+	}
+	return "--from/--to"
+}
+
+// Validation shared by the eval commands.
+
+// parseFillFlag parses --fill (none, previous or linear), with or without
+// --traces; given without --traces, which it applies to, it is refused.
+func parseFillFlag(c *cobra.Command, s, traces string) (regions.FillPolicy, error) {
+	f, err := regions.ParseFill(s)
+	if err != nil {
+		return f, usageErrorf("--fill: %w", err)
+	}
+	if traces == "" && c.Flags().Changed("fill") {
+		return f, usageErrorf("--fill %s: it fills gaps in --traces; give --traces with it", s)
+	}
+	return f, nil
+}
+
+// validateLatencySigma checks --latency-sigma: 0 < σ < 3.
+func validateLatencySigma(v float64) error {
+	if !(v > 0 && v < 3) {
+		return usageErrorf("--latency-sigma %v: want 0 < sigma < 3", v)
+	}
+	return nil
+}
+
+// intInRange checks that flag's value v is in lo..hi; why says what the
+// upper bound protects.
+func intInRange(flag string, v, lo, hi int, why string) error {
+	if v < lo || v > hi {
+		return usageErrorf("%s %d: want %d..%d (%s)", flag, v, lo, hi, why)
+	}
+	return nil
+}
+
+// loadEvalSites reads an eval carbon --sites file (regions.LoadSites: a
+// top-level sites: list of {name, prefixes, latencies}). A controller
+// configuration, or a site written in its schema (latency: map, profile:,
+// id:), is refused with file:line and the format expected: the
+// configuration's sites are resolved against its regions: block, which a
+// sites file does not have.
+func loadEvalSites(path string) ([]*regions.Site, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--sites: %w", err)
+	}
+	const want = "a --sites file lists each site's latencies as latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}, …] under a top-level sites: (docs/CONFIG.md, \"eval carbon --sites\")"
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		root := doc.Content[0]
+		for k := 0; k+1 < len(root.Content); k += 2 {
+			key, val := root.Content[k], root.Content[k+1]
+			if key.Value != "sites" {
+				if ok, _ := config.LooksLikeConfig(b); ok {
+					return nil, fmt.Errorf("%s:%d: %q: this is a controller configuration, not a sites file: %s", path, key.Line, key.Value, want)
+				}
+				continue // ParseSites reports it
+			}
+			if val.Kind != yaml.SequenceNode {
+				continue
+			}
+			for _, sn := range val.Content {
+				if sn.Kind != yaml.MappingNode {
+					continue
+				}
+				for j := 0; j+1 < len(sn.Content); j += 2 {
+					if sk := sn.Content[j]; sk.Value == "latency" || sk.Value == "profile" || sk.Value == "id" {
+						return nil, fmt.Errorf("%s:%d: site key %q is the controller configuration's sites: schema, not the sites file's (name, prefixes, latencies): %s", path, sk.Line, sk.Value, want)
+					}
+				}
+			}
+		}
+	}
+	return regions.ParseSites(path, b)
 }

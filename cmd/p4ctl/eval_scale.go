@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,10 +49,10 @@ a minute.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites(), "numbers of sites N")
-	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions(), "numbers of regions R (the first R catalog regions), 1..32")
-	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies(), "policies (A, B, C, C+, D, C-cap)")
-	f.IntVar(&o.hours, "hours", 24, "consecutive hours compiled per point (hours − 1 updates), ≥ 2")
+	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites(), "numbers of sites N, 1..65535, each once")
+	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions(), "numbers of regions R (the first R catalog regions), 1..32, each once")
+	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies(), "policies, each once: "+strings.Join(scale.Policies(), ", ")+" (C+warm is stateful: eval carbon)")
+	f.IntVar(&o.hours, "hours", 24, fmt.Sprintf("consecutive hours compiled per point (hours − 1 updates), 2..%d (the synthetic year from %s)", scale.MaxHours(scale.DefaultStart()), scale.DefaultStart().Format("2006-01-02")))
 	f.Uint64Var(&o.seed, "seed", 1, "generator seed")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")
 	f.IntVar(&o.switches, "switches", 0, "also measure a fleet of this many edge switches with the sites partitioned among them (targets[].sites): the largest switch's state")
@@ -72,23 +75,41 @@ a minute.`,
 // Complete has nothing to load.
 func (o *evalScaleOptions) Complete(*cobra.Command, []string) error { return nil }
 
-// Validate checks the grid and the plot directory.
+// Validate checks the grid (scale.Options.Validate's rules, each error
+// naming its flag) and the plot directory.
 func (o *evalScaleOptions) Validate() error {
-	for _, n := range o.sites {
+	for i, n := range o.sites {
 		if n < 1 || n > 65535 {
 			return usageErrorf("--sites %d: want 1..65535", n)
 		}
+		if slices.Contains(o.sites[:i], n) {
+			return usageErrorf("--sites %d given twice", n)
+		}
 	}
-	for _, r := range o.regions {
+	for i, r := range o.regions {
 		if r < 1 || r > 32 {
 			return usageErrorf("--regions %d: want 1..32", r)
+		}
+		if slices.Contains(o.regions[:i], r) {
+			return usageErrorf("--regions %d given twice", r)
+		}
+	}
+	for i, p := range o.policies {
+		if !slices.Contains(scale.Policies(), p) {
+			return usageErrorf("--policies %s: want %s (C+warm is stateful per request and compiles to no table contents: p4ctl eval carbon evaluates it)", p, strings.Join(scale.Policies(), ", "))
+		}
+		if slices.Contains(o.policies[:i], p) {
+			return usageErrorf("--policies %s given twice", p)
 		}
 	}
 	if o.switches < 0 || o.switches > configgen.MaxSwitches {
 		return usageErrorf("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
 	}
-	if o.hours < 2 {
-		return usageErrorf("--hours %d: an update needs two hours", o.hours)
+	if maxH := scale.MaxHours(scale.DefaultStart()); o.hours < 2 || o.hours > maxH {
+		return usageErrorf("--hours %d: want 2..%d (an update needs two hours; the synthetic carbon year ends after %d hours from %s)", o.hours, maxH, maxH, scale.DefaultStart().Format("2006-01-02"))
+	}
+	if err := (scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours}).Validate(); err != nil {
+		return usageErrorf("%w", err) // the flag checks above cover it; kept in step with Measure
 	}
 	if !o.noPlots {
 		return checkOutputDir("--out-dir", o.outDir)

@@ -70,7 +70,7 @@ carbon source and the signal it used.`,
 	f.StringVarP(&o.configPath, "config", "c", "", "controller configuration file (YAML, docs/CONFIG.md: sites, regions, SLA classes, policy options, hysteresis; default: the built-in examples/mumbai.yaml)")
 	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (default: the configuration's carbon source)")
 	f.StringVar(&o.signal, "signal", "", "what the numbers are: lca or direct (average; Electricity Maps columns) or marginal (CSV traces of marginal rates); default: the configuration's carbon.signal")
-	f.StringVar(&o.fill, "fill", "none", "gaps in traces: none (error), previous or linear")
+	f.StringVar(&o.fill, "fill", "none", "gaps in --traces: none (error), previous or linear")
 	f.IntVar(&o.year, "year", 0, "calendar year to evaluate (default: the first whole year of the data)")
 	f.StringVar(&o.from, "from", "", "period start YYYY-MM-DD or RFC 3339 (with --to, instead of --year)")
 	f.StringVar(&o.to, "to", "", "period end, exclusive")
@@ -80,8 +80,8 @@ carbon source and the signal it used.`,
 	f.StringSliceVar(&o.sweepGain, "sweep-gain", []string{"0%", "2%", "5%", "10%", "20%"}, "min_gain values of policy C's sweep")
 	f.DurationSliceVar(&o.sweepHold, "sweep-hold", []time.Duration{0, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}, "min_hold values of the sweep")
 	f.DurationSliceVar(&o.sweepHzn, "sweep-horizon", []time.Duration{time.Hour, 3 * time.Hour, 6 * time.Hour}, "horizons of the sweep (at the evaluated gain and hold)")
-	f.IntVar(&o.requests, "requests-per-hour", 12, "sampled requests per site and hour (violation rate)")
-	f.Float64Var(&o.sigma, "latency-sigma", 0.2, "sampled latency: log-normal σ of ln(RTT in ms)")
+	f.IntVar(&o.requests, "requests-per-hour", 12, fmt.Sprintf("sampled requests per site and hour (violation rate), 1..10000, and hours × sites × this at most %d (they are held in memory)", stability.MaxSampledRequests))
+	f.Float64Var(&o.sigma, "latency-sigma", 0.2, "sampled latency: log-normal σ of ln(RTT in ms), 0 < σ < 3")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the sampled requests")
 	f.StringVar(&o.outDir, "out-dir", "out/eval-stability", "directory for PNG and SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
@@ -184,6 +184,10 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 
 	// Carbon data and signal.
+	fill, err := parseFillFlag(c, o.fill, o.traces)
+	if err != nil {
+		return err
+	}
 	sig := cfg.CarbonSignal()
 	if o.signal != "" {
 		if sig, err = regions.ParseSignal(o.signal); err != nil {
@@ -193,10 +197,6 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	var src regions.CarbonSource
 	switch {
 	case o.traces != "":
-		fill, err := regions.ParseFill(o.fill)
-		if err != nil {
-			return usageErrorf("--fill: %w", err)
-		}
 		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: sig.Metric(), Fill: fill})
 		if errors.Is(err, fs.ErrNotExist) {
 			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon is the project's shared data set beside a checkout, where it was provided. Without it, leave out --traces to run on the configuration's source (the example's: the built-in synthetic model).", err)
@@ -270,14 +270,33 @@ func (o *evalStabilityOptions) Validate() error {
 	if o.requests < 1 || o.requests > 10000 {
 		return usageErrorf("--requests-per-hour %d: want 1..10000", o.requests)
 	}
-	if !(o.sigma > 0 && o.sigma < 3) {
-		return usageErrorf("--latency-sigma %v: want 0 < sigma < 3", o.sigma)
+	if err := validateLatencySigma(o.sigma); err != nil {
+		return err
+	}
+	for i, g := range o.cfg.SweepGains {
+		if err := (regions.Hysteresis{MinGain: g, Horizon: 1}).Validate(); err != nil {
+			return usageErrorf("--sweep-gain %s: %w", o.sweepGain[i], err)
+		}
+	}
+	for i, h := range o.cfg.SweepHolds {
+		if err := (regions.Hysteresis{MinHold: h, Horizon: 1}).Validate(); err != nil {
+			return usageErrorf("--sweep-hold %s: %w", o.sweepHold[i], err)
+		}
+	}
+	for i, h := range o.cfg.SweepHorizons {
+		if err := (regions.Hysteresis{Horizon: h}).Validate(); err != nil {
+			return usageErrorf("--sweep-horizon %s: %w", o.sweepHzn[i], err)
+		}
 	}
 	if !o.cfg.Period.Within(o.cfg.Source.Period()) {
 		return usageErrorf("period %s: the carbon data covers %s (%s)", o.cfg.Period, o.cfg.Source.Period(), o.cfg.Source.Describe())
 	}
 	if len(o.cfg.SLAs) == 0 {
 		return usageErrorf("%s has no sla_classes: the evaluation counts changes per SLA class", o.configName)
+	}
+	if n := o.cfg.Period.Hours() * len(o.cfg.Sites) * o.requests; n > stability.MaxSampledRequests {
+		return usageErrorf("--requests-per-hour %d: %d hours × %d sites × %d = %d sampled requests, at most %d (held in memory, 8 bytes each): give fewer requests per hour or a shorter period",
+			o.requests, o.cfg.Period.Hours(), len(o.cfg.Sites), o.requests, n, stability.MaxSampledRequests)
 	}
 	if !o.noPlots {
 		return checkOutputDir("--out-dir", o.outDir)

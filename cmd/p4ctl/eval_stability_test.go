@@ -89,6 +89,14 @@ func TestEvalStabilityErrors(t *testing.T) {
 		{[]string{"--traces", "/nonexistent-dir"}, exitUsage, "directory /nonexistent-dir does not exist"},
 		{[]string{"--requests-per-hour", "0"}, exitUsage, "--requests-per-hour 0"},
 		{[]string{"-c", "/nonexistent.yaml"}, exitError, "read config"},
+		{[]string{"--fill", "x"}, exitUsage, "--fill: fill policy \"x\": want none, previous or linear"},
+		{[]string{"--fill", "linear"}, exitUsage, "--fill linear: it fills gaps in --traces"},
+		{[]string{"--latency-sigma", "-1"}, exitUsage, "--latency-sigma -1: want 0 < sigma < 3"},
+		{[]string{"--sweep-horizon", "0s"}, exitUsage, "--sweep-horizon 0s: hysteresis: horizon 0h out of range 1..72h"},
+		{[]string{"--sweep-horizon", "1h,100h"}, exitUsage, "--sweep-horizon 100h0m0s: hysteresis: horizon 100h out of range"},
+		{[]string{"--sweep-hold", "200h"}, exitUsage, "--sweep-hold 200h0m0s: hysteresis: min_hold 200h out of range"},
+		{[]string{"--sweep-hold", "-3h"}, exitUsage, "--sweep-hold -3h0m0s: want whole hours"},
+		{[]string{"--requests-per-hour", "10001"}, exitUsage, "--requests-per-hour 10001: want 1..10000"},
 	}
 	for _, c := range cases {
 		args := append([]string{"eval", "stability", "--quick", "--no-plots"}, c.args...)
@@ -120,4 +128,17 @@ func TestEvalStabilitySharedTraces(t *testing.T) {
 	if res.Hours != 8760 || !res.Acceptance.Met || !strings.Contains(res.CarbonSource, "measured hourly traces 2022") {
 		t.Errorf("%d hours, acceptance met %v, source %q", res.Hours, res.Acceptance.Met, res.CarbonSource)
 	}
+}
+
+// TestEvalStabilitySampleBound: the sampled requests (hours × sites ×
+// --requests-per-hour, all held in memory) are bounded, naming the flag.
+func TestEvalStabilitySampleBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "40.yaml")
+	if code, out, errb := p4ctl(t, "gen", "config", "--sites", "40", "--file", path); code != exitOK {
+		t.Fatalf("gen config: exit %d\n%s%s", code, out, errb)
+	}
+	// 28 days (--quick) × 40 sites × 10000 = 268.8 M > 200 M.
+	code, out, errb := p4ctl(t, "eval", "stability", "-c", path, "--quick", "--no-plots", "--requests-per-hour", "10000")
+	expect(t, "eval stability 40 sites × 10000/h", code, exitUsage, out, errb,
+		"--requests-per-hour 10000: 672 hours × 40 sites × 10000 = 268800000 sampled requests, at most 200000000")
 }

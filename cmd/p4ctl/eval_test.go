@@ -85,3 +85,84 @@ func TestEvalCarbonMissingTraces(t *testing.T) {
 	code, out, errs := p4ctl(t, "eval", "carbon", "--traces", "/nonexistent", "--no-plots")
 	expect(t, "eval carbon --traces /nonexistent", code, exitUsage, out, errs, "directory /nonexistent does not exist", "../shared/data/carbon", "leave out --traces")
 }
+
+// TestEvalCarbonLimits: every size flag is bounded (a run's requests, the
+// runs, the period's hours: what the memory grows with) and the other
+// checks exit 2 naming their flag, before anything is allocated.
+func TestEvalCarbonLimits(t *testing.T) {
+	cases := []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"--requests", "2000000000", "--runs", "2"}, exitUsage, "--requests 2000000000: want 1..2000000"},
+		{[]string{"--requests", "2000001"}, exitUsage, "--requests 2000001: want 1..2000000"},
+		{[]string{"--requests", "0"}, exitUsage, "--requests 0: want 1..2000000"},
+		{[]string{"--mixed-requests", "2000000000"}, exitUsage, "--mixed-requests 2000000000: want 1..2000000"},
+		{[]string{"--runs", "2000000000"}, exitUsage, "--runs 2000000000: want 2..10000"},
+		{[]string{"--runs", "1"}, exitUsage, "--runs 1: want 2..10000"},
+		{[]string{"--runs", "10000", "--requests", "1", "--mixed-requests", "1", "--pools", "5"}, exitOK, ""},
+		{[]string{"--from", "1000-01-01", "--to", "9000-01-01"}, exitUsage, "--from/--to 1000-01-01T00:00Z/9000-01-01T00:00Z: longer than 87840 hours"},
+		{[]string{"--from", "2022-01-01", "--to", "2032-02-01"}, exitUsage, "longer than 87840 hours"},
+		{[]string{"--pools", "5,5"}, exitUsage, "--pools: pool size 5 given twice"},
+		{[]string{"--latency-sigma", "-1"}, exitUsage, "--latency-sigma -1: want 0 < sigma < 3"},
+		{[]string{"--latency-model", "sampled", "--latency-sigma", "0"}, exitUsage, "--latency-sigma 0: want 0 < sigma < 3"},
+		{[]string{"--latency-model", "sampled", "--latency-sigma", "3"}, exitUsage, "--latency-sigma 3: want 0 < sigma < 3"},
+		{[]string{"--latency-sigma", "0.3"}, exitUsage, "--latency-sigma applies to sampled latencies"},
+		{[]string{"--metric", "direct"}, exitUsage, "--metric direct: the synthetic model is of lifecycle (LCA) intensities; give --traces"},
+		{[]string{"--metric", "lca"}, exitOK, ""},
+		{[]string{"--fill", "x"}, exitUsage, "--fill: fill policy \"x\""},
+		{[]string{"--fill", "previous"}, exitUsage, "--fill previous: it fills gaps in --traces"},
+	}
+	for _, c := range cases {
+		args := append([]string{"eval", "carbon", "--quick", "--no-plots", "-o", "json"}, c.args...)
+		code, _, errb := p4ctl(t, args...)
+		if code != c.code || !strings.Contains(errb, c.wantErr) || c.code == exitUsage && strings.Count(strings.TrimSpace(errb), "\n") != 0 {
+			t.Errorf("%v: exit %d stderr %q; want %d and one line with %q", c.args, code, errb, c.code, c.wantErr)
+		}
+	}
+}
+
+// TestEvalCarbonSitesFormat: the --sites example of docs/CONFIG.md and the
+// one of the help load and run; a controller configuration, or a site in
+// its schema, is refused at file:line saying which format is expected.
+func TestEvalCarbonSitesFormat(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "<!-- eval-sites-example: cmd/p4ctl/eval_test.go loads this block -->\n```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/CONFIG.md: the eval carbon --sites example block is missing")
+	}
+	long := newEvalCarbonCmd(&streams{}).Long
+	_, help, ok := strings.Cut(long, "\"eval carbon --sites\"):\n\n")
+	help, _, ok2 = strings.Cut(help, "\n\nregion is")
+	if !ok || !ok2 {
+		t.Fatalf("the help's --sites example is missing:\n%s", long)
+	}
+	help = strings.ReplaceAll("\n"+help, "\n  ", "\n")
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, text := range map[string]string{"doc.yaml": block, "help.yaml": help} {
+		path := write(name, text)
+		code, out, errb := p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", path, "--site", "frankfurt-office", "--pools", "5", "-o", "json")
+		if code != exitOK || !strings.Contains(out, `"site": "frankfurt-office"`) {
+			t.Errorf("%s example: exit %d\n%s\n%.300s", name, code, errb, out)
+		}
+	}
+
+	cfgSites := write("cfg-sites.yaml", "sites:\n  - name: x\n    id: 1\n    prefixes: [10.1.0.0/16]\n    latency:\n      ap-south-1: {p95_ms: 3}\n")
+	code, _, errb := p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", cfgSites, "--site", "x")
+	expect(t, "a configuration's sites: block", code, exitError, "", errb, cfgSites+`:3: site key "id" is the controller configuration's sites: schema`,
+		"latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}", `docs/CONFIG.md, "eval carbon --sites"`)
+	code, _, errb = p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", "../../examples/mumbai.yaml")
+	expect(t, "a whole configuration", code, exitError, "", errb, "../../examples/mumbai.yaml:", "this is a controller configuration, not a sites file")
+}

@@ -26,6 +26,21 @@ const (
 	LatencySampled = "sampled" // also draw each request's RTT from a log-normal fitted to the P95
 )
 
+// Bounds on an experiment; Config's validation refuses anything outside
+// them. Memory grows with the requests of one run (every policy replays
+// the same run, so its requests are held and sorted: about 32 bytes each),
+// with the runs (each (pool, class, policy) row keeps every run's mean and
+// saving: 16 bytes per run and row, printed as run_saving_pct) and with the
+// hours of the period (the carbon table holds 256 bytes per hour and the
+// synthetic model one value per zone and hour). The decision-time samples
+// are capped at MaxTimingSamples whatever the runs and requests.
+const (
+	MaxRequests      = 2_000_000 // requests per run (Requests and MixedRequests)
+	MaxRuns          = 10_000    // runs per class
+	MaxPeriodHours   = 10 * 8784 // hours of the period: ten (leap) years
+	MaxTimingSamples = 1_000_000 // policy-C decision times kept (the first ones)
+)
+
 // z95 is the standard normal 95th percentile.
 const z95 = 1.6448536269514722
 
@@ -96,6 +111,10 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("eval carbon: %d mix shares for %d SLA classes", len(c.Mix), len(c.SLAs))
 	case c.Runs < 2 || c.Requests < 1 || c.MixedRequests < 1:
 		return fmt.Errorf("eval carbon: need runs >= 2 and requests >= 1 (runs %d, requests %d, mixed %d)", c.Runs, c.Requests, c.MixedRequests)
+	case c.Runs > MaxRuns || c.Requests > MaxRequests || c.MixedRequests > MaxRequests:
+		return fmt.Errorf("eval carbon: at most %d runs and %d requests per run (runs %d, requests %d, mixed %d)", MaxRuns, MaxRequests, c.Runs, c.Requests, c.MixedRequests)
+	case c.Period.Hours() > MaxPeriodHours:
+		return fmt.Errorf("eval carbon: period %s: %d hours, at most %d (ten years)", c.Period, c.Period.Hours(), MaxPeriodHours)
 	case !(c.CapShare > 0 && c.CapShare <= 1):
 		return fmt.Errorf("eval carbon: cap share %v: want 0 < share <= 1", c.CapShare)
 	case c.LatencyModel != LatencyP95 && c.LatencyModel != LatencySampled:
@@ -301,7 +320,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				reqs := makeRequests(&cfg, cl, pi, run, tab.Hours())
 				for k, p := range policies {
 					var tm *[]float64
-					if p == regions.PolicyC && cl.sla == 0 {
+					if p == regions.PolicyC && cl.sla == 0 && len(timings) < MaxTimingSamples {
 						tm = &timings
 					}
 					simulate(&cfg, tab, pool, p, reqs, &acc[k], tm)
@@ -370,7 +389,7 @@ func simulate(cfg *Config, tab *regions.CarbonTable, pool regions.RegionSet, p r
 		var d regions.Decision
 		switch p {
 		case regions.PolicyC:
-			if timings != nil {
+			if timings != nil && len(*timings) < MaxTimingSamples {
 				t0 := time.Now()
 				d.Region = regions.DecideC(site, pool, q.sla, c)
 				*timings = append(*timings, float64(time.Since(t0)))
@@ -496,6 +515,9 @@ func scaling(res *Result, classes []class) []ScalingRow {
 func decisionTime(samples []float64) DecisionTime {
 	dt := DecisionTime{Samples: len(samples),
 		Method: "wall time of each policy-C decision (DecideC) in the mixed runs, two clock reads around one call; includes the clock overhead"}
+	if len(samples) >= MaxTimingSamples {
+		dt.Method += fmt.Sprintf("; the first %d decisions", MaxTimingSamples)
+	}
 	if len(samples) == 0 {
 		return dt
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
@@ -177,6 +178,10 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Source: src, Period: jan, LatencyModel: "gaussian"}, "latency model"},
 		{Config{Source: src, Period: jan, Pools: []int{40}}, "pool size"},
 		{Config{Source: src, Period: regions.Period{From: jan.From.AddDate(2, 0, 0), To: jan.To.AddDate(2, 0, 0)}}, "outside the data"},
+		{Config{Source: src, Period: jan, Runs: MaxRuns + 1}, "at most 10000 runs"},
+		{Config{Source: src, Period: jan, Requests: MaxRequests + 1}, "2000000 requests per run"},
+		{Config{Source: src, Period: jan, MixedRequests: MaxRequests + 1}, "2000000 requests per run"},
+		{Config{Source: src, Period: regions.Period{From: jan.From, To: jan.From.Add((MaxPeriodHours + 1) * time.Hour)}}, "at most 87840"},
 	}
 	for _, c := range cases {
 		if _, err := Run(context.Background(), c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -187,6 +192,23 @@ func TestConfigErrors(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, Config{Source: src, Period: jan}); err == nil {
 		t.Error("cancelled context ignored")
+	}
+}
+
+// TestDecisionTimesCapped: the policy-C decision times kept do not grow
+// past MaxTimingSamples with runs × mixed requests (they were the memory
+// that grew with the product).
+func TestDecisionTimesCapped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1.2 M decisions")
+	}
+	src, jan := synthetic(t)
+	res, err := Run(context.Background(), Config{Source: src, Period: jan, Runs: 2, Requests: 1, MixedRequests: MaxTimingSamples * 6 / 10, Pools: []int{5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.DecisionTime; d.Samples != MaxTimingSamples || !strings.Contains(d.Method, "the first 1000000 decisions") {
+		t.Errorf("%d samples, method %q; want %d, capped", d.Samples, d.Method, MaxTimingSamples)
 	}
 }
 

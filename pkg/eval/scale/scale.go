@@ -76,6 +76,62 @@ func DefaultRegions() []int { return []int{5, 12, 32} }
 // DefaultPolicies: see DefaultSites.
 func DefaultPolicies() []string { return []string{"A", "B", "C", "C+", "D"} }
 
+// Policies returns the policies Measure accepts: those compiled into table
+// contents (C+warm, stateful per request, is not; p4ctl eval carbon
+// evaluates it).
+func Policies() []string { return []string{"A", "B", "C", "C+", "D", "C-cap"} }
+
+// DefaultStart is the first hour measured unless Options.Start says.
+func DefaultStart() time.Time { return time.Date(2022, 1, 10, 0, 0, 0, 0, time.UTC) }
+
+// MaxHours is the most hours Measure compiles from start: the hours of the
+// carbon data (the synthetic model's year) from start on (8544 from
+// DefaultStart).
+func MaxHours(start time.Time) int {
+	p := regions.DefaultSyntheticPeriod()
+	if !p.Contains(start) {
+		return 0
+	}
+	return int(p.To.Sub(start.Truncate(time.Hour)) / time.Hour)
+}
+
+// Validate checks the grid: N 1..65535, R 1..32 and policies of Policies,
+// each once; 2..MaxHours hours (zero values are Measure's defaults).
+func (o Options) Validate() error {
+	if err := distinct("sites", o.Sites, func(n int) bool { return n >= 1 && n <= 65535 }, "1..65535"); err != nil {
+		return err
+	}
+	if err := distinct("regions", o.Regions, func(r int) bool { return r >= 1 && r <= regions.MaxRegions }, fmt.Sprintf("1..%d", regions.MaxRegions)); err != nil {
+		return err
+	}
+	if err := distinct("policy", o.Policies, func(p string) bool { return slices.Contains(Policies(), p) }, strings.Join(Policies(), ", ")+" (C+warm is stateful per request and compiles to no table contents: p4ctl eval carbon evaluates it)"); err != nil {
+		return err
+	}
+	start := o.Start
+	if start.IsZero() {
+		start = DefaultStart()
+	}
+	if o.Hours != 0 && (o.Hours < 2 || o.Hours > MaxHours(start)) {
+		return fmt.Errorf("%d hours: want 2..%d (an update needs two hours; the carbon data ends %s)", o.Hours, MaxHours(start), regions.DefaultSyntheticPeriod().To.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// distinct checks that every value of what is valid and given once.
+func distinct[T comparable](what string, vs []T, ok func(T) bool, want string) error {
+	seen := map[T]bool{}
+	for _, v := range vs {
+		if !ok(v) {
+			return fmt.Errorf("%s %v: want %s", what, v, want)
+		}
+		if seen[v] {
+			return fmt.Errorf("%s %v given twice", what, v)
+		}
+		seen[v] = true
+	}
+	return nil
+}
+
 // Point is one (N, R, policy) of the grid.
 type Point struct {
 	Sites   int    `json:"sites"`
@@ -203,11 +259,11 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	if o.Hours == 0 {
 		o.Hours = 24
 	}
-	if o.Hours < 2 {
-		return nil, fmt.Errorf("scale: %d hours: an update needs two", o.Hours)
-	}
 	if o.Start.IsZero() {
-		o.Start = time.Date(2022, 1, 10, 0, 0, 0, 0, time.UTC)
+		o.Start = DefaultStart()
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("scale: %w", err)
 	}
 	src, err := regions.NewSynthetic(1, regions.DefaultSyntheticPeriod())
 	if err != nil {

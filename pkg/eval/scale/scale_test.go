@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +171,38 @@ func TestMeasurePerSwitch(t *testing.T) {
 		if len(p.Overflows[v1]) == 0 || len(ps.Overflows[v1]) != 0 {
 			t.Errorf("whole state overflows %v, the largest switch %v: want the whole to overflow and each switch to fit", p.Overflows[v1], ps.Overflows[v1])
 		}
+	}
+}
+
+// TestOptionsValidate: Measure refuses, before compiling anything, policies
+// it cannot compile, repeated grid values (two equal N made SiteLimits
+// divide by zero) and more hours than the carbon data holds.
+func TestOptionsValidate(t *testing.T) {
+	if got := MaxHours(DefaultStart()); got != 8544 {
+		t.Errorf("MaxHours(DefaultStart()) = %d, want 8544 (2022-01-10 to 2023-01-01)", got)
+	}
+	cases := []struct {
+		o    Options
+		want string // "" = valid
+	}{
+		{Options{}, ""},
+		{Options{Policies: Policies(), Hours: 8544}, ""},
+		{Options{Policies: []string{"C+warm"}}, "policy C+warm: want A, B, C, C+, D, C-cap (C+warm is stateful"},
+		{Options{Policies: []string{"Z"}}, "policy Z: want A, B, C, C+, D, C-cap"},
+		{Options{Policies: []string{"A", "A"}}, "policy A given twice"},
+		{Options{Sites: []int{10, 10}}, "sites 10 given twice"},
+		{Options{Sites: []int{0}}, "sites 0: want 1..65535"},
+		{Options{Regions: []int{33}}, "regions 33: want 1..32"},
+		{Options{Hours: 1}, "1 hours: want 2..8544"},
+		{Options{Hours: 8545}, "8545 hours: want 2..8544"},
+	}
+	for _, c := range cases {
+		err := c.o.Validate()
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+	if _, err := Measure(context.Background(), Options{Sites: []int{10}, Regions: []int{5}, Policies: []string{"A", "C+warm"}, Hours: 2}); err == nil || !strings.Contains(err.Error(), "scale: policy C+warm") {
+		t.Errorf("Measure with C+warm: %v", err)
 	}
 }

@@ -75,6 +75,12 @@ type Config struct {
 	Progress func(done, total int)
 }
 
+// MaxSampledRequests bounds hours × sites × RequestsPerHour: every sampled
+// request is drawn before the settings are evaluated and held (8 bytes
+// each, so about 1.6 GB at the bound) for all of them to see the same ones.
+// A year of the two example sites at 10 000 requests per hour is 175 M.
+const MaxSampledRequests = 200_000_000
+
 // DefaultSweepGains, DefaultSweepHolds and DefaultSweepHorizons are the
 // default sweep.
 func DefaultSweepGains() []regions.Gain {
@@ -139,6 +145,9 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("eval stability: %d SLA classes, %d shares, %d names", len(c.SLAs), len(c.Mix), len(c.ClassNames))
 	case c.RequestsPerHour < 1 || c.RequestsPerHour > 10000:
 		return fmt.Errorf("eval stability: %d requests per hour: want 1..10000", c.RequestsPerHour)
+	case c.Period.Hours()*len(c.Sites)*c.RequestsPerHour > MaxSampledRequests:
+		return fmt.Errorf("eval stability: %d hours × %d sites × %d requests per hour = %d sampled requests: at most %d (they are held in memory)",
+			c.Period.Hours(), len(c.Sites), c.RequestsPerHour, c.Period.Hours()*len(c.Sites)*c.RequestsPerHour, MaxSampledRequests)
 	case !(c.LatencySigma > 0 && c.LatencySigma < 3):
 		return fmt.Errorf("eval stability: latency sigma %v: want 0 < sigma < 3", c.LatencySigma)
 	case !slices.Contains(c.Policies, regions.PolicyA):

@@ -225,6 +225,9 @@ func TestConfigErrors(t *testing.T) {
 		{"mix", func(c *Config) { c.Mix = slices.Clone(c.Mix); c.Mix[0] = 0.5 }, "shares sum"},
 		{"bad hysteresis", func(c *Config) { c.Hysteresis = regions.Hysteresis{Horizon: 99} }, "horizon"},
 		{"bad sweep", func(c *Config) { c.SweepHolds = []int{-1} }, "min_hold"},
+		{"too many sampled requests", func(c *Config) {
+			c.RequestsPerHour, c.Sites = 10000, slices.Repeat(c.Sites[:1], 150) // 168 h × 150 × 10000 = 252 M
+		}, "252000000 sampled requests: at most 200000000"},
 		{"site without a region", func(c *Config) { c.Pool = regions.Pool12 | regions.SetOf(13) }, "has no latency"},
 		{"outside the data", func(c *Config) {
 			c.Period = regions.Period{From: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2030, 2, 1, 0, 0, 0, 0, time.UTC)}
