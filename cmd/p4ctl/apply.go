@@ -19,6 +19,7 @@ import (
 type applyOptions struct {
 	configFlag
 	hourFlags
+	givenFlags
 	conn   connFlags
 	DryRun bool
 	Grace  time.Duration
@@ -57,11 +58,15 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 
 // Complete loads the configuration.
 func (o *applyOptions) Complete(c *cobra.Command, _ []string) error {
+	o.record(c)
 	return o.load(c)
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *applyOptions) Validate() error {
+	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+		return err
+	}
 	if err := o.hourFlags.validate(); err != nil {
 		return err
 	}

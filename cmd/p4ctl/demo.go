@@ -33,7 +33,7 @@ type demoOptions struct {
 	DriftAfter int
 	Format     output.Format
 
-	changed func(string) bool
+	givenFlags
 
 	cfg     *config.Config
 	cfgName string
@@ -59,10 +59,13 @@ totals, and PNG/SVG plots in --out-dir. It checks that the switch's counters
 equal what pkg/regions' policy decides for the same requests and fails
 (exit 1) if they differ.
 
-Mid-run (--drift, on by default; --drift-after) it closes the latency loop
-in real time for about 15 s: replies come back after emulated round trips
-(70 % of each profile P95), then the round trip of a (site, region) pair
-that carries an SLA class rises past the class's budget. The switch times
+Mid-run (--drift, on by default; --drift-after), between two replayed
+hours, it closes the latency loop in real time: for one latency window
+replies come back after emulated round trips (70 % of each profile P95),
+then for 2.5 s the round trip of a (site, region) pair that carries an SLA
+class rises past the class's budget, and the class then has four windows
+to come back (the run takes that much longer; the moments it prints are
+seconds since the episode began, and they come in its first half). The switch times
 requests in band and reports round trips as P4Runtime digests; the
 controller's sliding-window P95 crosses the budget, sla_feasibility is
 recompiled and pushed, and the class goes elsewhere; after the recovery it
@@ -84,9 +87,9 @@ latency.source static it learns with demo settings (blend, 3 s window,
 	f.StringVar(&o.OutDir, "out-dir", "out/demo", "directory for PNG and SVG plots (\"\" = none)")
 	deprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
-	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh)")
+	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh, > 0 and at most 1000)")
 	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced, no drift episode (explicit --hours, --requests, --speed, --drift win)")
-	f.BoolVar(&o.Drift, "drift", true, "run the latency-drift episode mid-run (~15 s of real time: a region slows past an SLA class's budget, the switch measures it, the controller stops routing the class there, then takes it back)")
+	f.BoolVar(&o.Drift, "drift", true, "run the latency-drift episode mid-run (real time: a latency window, 2.5 s of drift, four windows to recover; a region slows past an SLA class's budget, the switch measures it, the controller stops routing the class there, then takes it back)")
 	f.IntVar(&o.DriftAfter, "drift-after", 0, "run the drift episode after this many hours (0 = half of --hours)")
 	output.AddFlag(f, &o.Format)
 	return cmd
@@ -94,7 +97,7 @@ latency.source static it learns with demo settings (blend, 3 s window,
 
 // Complete loads the configuration (the built-in example by default).
 func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
-	o.changed = func(name string) bool { return changed(c.Flags(), name) }
+	o.record(c)
 	if o.ConfigPath == "" {
 		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {
@@ -114,24 +117,28 @@ func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
 // Validate checks the flags.
 func (o *demoOptions) Validate() error {
 	if o.Quick { // explicit flags win, as with every other --quick
-		if !o.changed("hours") {
+		if !o.given("hours") {
 			o.Hours = 6
 		}
-		if !o.changed("requests") {
+		if !o.given("requests") {
 			o.Requests = 500
 		}
-		if !o.changed("speed") {
+		if !o.given("speed") {
 			o.Speed = "max"
 		}
-		if !o.changed("drift") {
+		if !o.given("drift") {
 			o.Drift = false
 		}
 	}
-	if o.DriftAfter < 0 || o.DriftAfter > o.Hours {
-		return usageErrorf("--drift-after %d: want 0..--hours (%d)", o.DriftAfter, o.Hours)
+	if err := o.refuseEmpty("config", "start", "grpc-addr", "speed"); err != nil {
+		return err
 	}
+	// --hours first: --drift-after's range depends on it.
 	if o.Hours < 1 || o.Hours > 24*366 {
 		return usageErrorf("--hours %d: want 1..8784", o.Hours)
+	}
+	if o.DriftAfter < 0 || o.DriftAfter > o.Hours {
+		return usageErrorf("--drift-after %d: want 0..--hours (%d)", o.DriftAfter, o.Hours)
 	}
 	if o.Requests < 1 || o.Requests > 10_000_000 {
 		return usageErrorf("--requests %d: want 1..10000000", o.Requests)
@@ -148,11 +155,16 @@ func (o *demoOptions) Validate() error {
 		}
 		o.start = t
 	}
-	if o.EnergyWh <= 0 {
-		return usageErrorf("--energy-per-request-wh must be > 0")
+	if err := checkEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
+		return err
 	}
-	if o.GRPCAddr != "" && !isLoopbackAddr(o.GRPCAddr) {
-		return usageErrorf("--grpc-addr %q: the demo serves on loopback only", o.GRPCAddr)
+	if o.GRPCAddr != "" {
+		if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
+			return err
+		}
+		if !isLoopbackAddr(o.GRPCAddr) {
+			return usageErrorf("--grpc-addr %q: the demo serves on loopback only", o.GRPCAddr)
+		}
 	}
 	switch o.cfg.Carbon.Source {
 	case config.SourceOffline, config.SourceCSV, config.SourceElectricityMapsCSV:

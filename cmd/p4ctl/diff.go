@@ -19,6 +19,7 @@ import (
 type diffOptions struct {
 	configFlag
 	hourFlags
+	givenFlags
 	conn   connFlags
 	Format output.Format
 
@@ -38,7 +39,8 @@ active epoch, and prints what differs: + entries missing from the switch,
 ~ entries with other actions, - entries the switch should not hold.
 Exit status, as kubectl diff's: 0 when the switch holds exactly the desired
 state, 1 on drift (and only then), 2 on usage errors, 3 on any other error
-(the switch is unreachable, refuses the read, …). Targets: --grpc-addr, else
+(the configuration cannot be read, the switch is unreachable or refuses
+the read, …). Targets: --grpc-addr, else
 the configuration's.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
@@ -51,13 +53,20 @@ the configuration's.`,
 	return cmd
 }
 
-// Complete loads the configuration.
+// Complete loads the configuration. A configuration that cannot be read
+// (no such file, a directory, a tune block no bound meets) means diff
+// could not check: exitDiffError, as any error but a usage error, never
+// 1, which means drift alone; an invalid one is a usage error (2).
 func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
-	return o.load(c)
+	o.record(c)
+	return diffError(o.load(c))
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *diffOptions) Validate() error {
+	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+		return err
+	}
 	if err := o.hourFlags.validate(); err != nil {
 		return err
 	}
@@ -111,7 +120,12 @@ func (r *diffResult) WriteText(w io.Writer) error {
 // Run reads every target and prints the drift; exit 1 when any drifted,
 // exitDiffError on any error but a usage error.
 func (o *diffOptions) Run(ctx context.Context, s *streams) error {
-	err := o.run(ctx, s)
+	return diffError(o.run(ctx, s))
+}
+
+// diffError gives err diff's exit code: usage errors and exit codes as
+// they are (2; 1 on drift), any other error exitDiffError.
+func diffError(err error) error {
 	if err == nil {
 		return nil
 	}

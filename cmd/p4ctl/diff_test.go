@@ -13,3 +13,26 @@ func TestDiffExitCodes(t *testing.T) {
 	code, out, errs = p4ctl(t, "diff", "-c", mumbai, "--grpc-addr", sw.Addr())
 	expect(t, "diff of an empty switch", code, exitError, out, errs, "drift:")
 }
+
+// A configuration diff cannot read (no such file, a directory) means it
+// could not check: exit 3, never 1, which means drift alone; an invalid
+// configuration stays a usage error (2).
+func TestDiffConfigErrorsAreNotDrift(t *testing.T) {
+	dead := deadAddr(t)
+	cases := []struct {
+		name   string
+		config string
+		code   int
+		want   string
+	}{
+		{"missing file", "/nonexist.yaml", exitDiffError, "no such file"},
+		{"directory", t.TempDir() + "/", exitDiffError, "is a directory"},
+		{"empty path", "", exitUsage, "--config is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := p4ctl(t, "diff", "-c", c.config, "--grpc-addr", dead)
+			expect(t, "diff -c "+c.config, code, c.code, out, errs, c.want)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -33,7 +34,8 @@ import (
 // touched, every problem as file:line: path: message. Pools with a tune
 // block get their JBSQ bound by simulation (pkg/tuning, about a second per
 // pool) and report is called with each (commands print it on stderr, so -o
-// json stays clean); a target no bound meets is an error (exit 1).
+// json stays clean); a target no bound meets is an error (exit 1; diff,
+// whose 1 means drift, exits exitDiffError).
 func loadControllerConfig(ctx context.Context, path string, report func(tuning.Pool)) (*config.Config, error) {
 	if path == "" {
 		return nil, usageErrorf("--config is required")
@@ -272,8 +274,8 @@ func (c *connFlags) validate(required bool) error {
 		}
 		return nil
 	}
-	if _, port, err := net.SplitHostPort(c.GRPCAddr); err != nil || port == "" {
-		return usageErrorf("--grpc-addr %q: want host:port", c.GRPCAddr)
+	if err := checkHostPort("--grpc-addr", c.GRPCAddr, false); err != nil {
+		return err
 	}
 	if (c.Cert == "") != (c.Key == "") {
 		return usageErrorf("--tls-cert and --tls-key go together")
@@ -286,6 +288,10 @@ func (c *connFlags) validate(required bool) error {
 	}
 	return nil
 }
+
+// connFlagNames are the flags connFlags.add registers that take a string:
+// given empty, each is refused (refuseEmpty), never taken for its default.
+var connFlagNames = []string{"grpc-addr", "tls-ca", "tls-cert", "tls-key", "tls-server-name"}
 
 func (c *connFlags) tls() bool { return c.CA != "" || c.Cert != "" || c.ServerName != "" }
 
@@ -447,17 +453,110 @@ func notControllerYAML(cmd, flag, path string) error {
 }
 
 // parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
-// unpaced).
-func parseSpeed(s string) (float64, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
+// unpaced): a finite factor in (0, 1e9]. NaN and infinities are refused
+// (a NaN factor once made the replay clock wait for ever).
+func parseSpeed(given string) (float64, error) {
+	s := strings.TrimSpace(strings.ToLower(given))
 	if s == "max" || s == "0" || s == "0x" {
 		return 0, nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
-	if err != nil || v <= 0 || v > 1e9 {
-		return 0, fmt.Errorf("%q: want a factor such as 3600x (one hour per second) or max", s)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e9 {
+		return 0, fmt.Errorf("%q: want a factor such as 3600x (one hour per second, at most 1e9x) or max", given)
 	}
 	return v, nil
+}
+
+// maxEnergyPerRequestWh bounds --energy-per-request-wh: a kilowatt-hour
+// per request is already far beyond any function, and much larger values
+// overflow the gCO2 totals to +Inf.
+const maxEnergyPerRequestWh = 1000
+
+// checkEnergy validates an --energy-per-request-wh value: finite, > 0 and
+// at most maxEnergyPerRequestWh.
+func checkEnergy(flag string, wh float64) error {
+	if math.IsNaN(wh) || math.IsInf(wh, 0) || wh <= 0 || wh > maxEnergyPerRequestWh {
+		return usageErrorf("%s %v: want a number of Wh in (0, %d]", flag, wh, maxEnergyPerRequestWh)
+	}
+	return nil
+}
+
+// checkHostPort validates a host:port flag value: a port number 1..65535,
+// or 0 too when listen (the system picks a free port). The host may be
+// empty only when listen (every interface).
+func checkHostPort(flag, addr string, listen bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("%s %q: want host:port", flag, addr)
+	}
+	n, err := strconv.Atoi(port)
+	lo := 1
+	if listen {
+		lo = 0
+	}
+	if err != nil || n < lo || n > 65535 {
+		return usageErrorf("%s %q: want host:port with a port number %d..65535", flag, addr, lo)
+	}
+	if host == "" && !listen {
+		return usageErrorf("%s %q: want host:port (the host is missing)", flag, addr)
+	}
+	return nil
+}
+
+// givenFlags is the command line's flag set, recorded by Complete so that
+// Validate can tell a flag given explicitly (with an empty value, say) from
+// one left out; a command built without cobra (tests) records none, and
+// then no flag counts as given.
+type givenFlags struct{ fs *pflag.FlagSet }
+
+// record keeps c's flags (nothing when c is nil).
+func (g *givenFlags) record(c *cobra.Command) {
+	if c != nil {
+		g.fs = c.Flags()
+	}
+}
+
+// given reports whether the flag name (or a deprecated alias) was set on
+// the command line.
+func (g *givenFlags) given(name string) bool {
+	return g.fs != nil && g.fs.Lookup(name) != nil && changed(g.fs, name)
+}
+
+// refuseEmpty returns a usage error naming the first of the flags given on
+// the command line with an empty value (--policy "", --table ""): that is
+// not the same as leaving the flag out, and it is never silently taken for
+// the default.
+func (g *givenFlags) refuseEmpty(names ...string) error {
+	for _, n := range names {
+		if !g.given(n) {
+			continue
+		}
+		f := g.fs.Lookup(n)
+		empty := strings.TrimSpace(f.Value.String()) == ""
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vs := sv.GetSlice()
+			empty = len(vs) == 0
+			for _, v := range vs {
+				empty = empty || strings.TrimSpace(v) == ""
+			}
+		}
+		if empty {
+			return usageErrorf("--%s: empty value; give a value or leave the flag out", n)
+		}
+	}
+	return nil
+}
+
+// refuseGiven returns a usage error naming the first of the flags given on
+// the command line, which the command does not use (why says what it uses
+// instead).
+func (g *givenFlags) refuseGiven(why string, names ...string) error {
+	for _, n := range names {
+		if g.given(n) {
+			return usageErrorf("--%s is not used here: %s", n, why)
+		}
+	}
+	return nil
 }
 
 // newLogger returns the daemon's structured logger on w.

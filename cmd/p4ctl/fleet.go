@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/fleet"
 	"github.com/p4ctl/p4ctl/pkg/output"
 )
@@ -12,6 +15,7 @@ import (
 // fleetOptions are the flags of `p4ctl fleet`.
 type fleetOptions struct {
 	configFlag
+	givenFlags
 	switches, unreachable, hours int
 	outDir                       string
 	noPlots, targetSites         bool
@@ -31,14 +35,17 @@ one fleet-wide hourly update (submission to every reachable switch holding
 the plan; grace period 0), RSS and goroutines over time, the final diff of
 every reachable switch and p4ctl_target_lag_hours of the targets that lag.
 Plots of memory over the hours and of the update-time CDF go to --out-dir.
-Default configuration: examples/mumbai.yaml (its targets are ignored, unless
---target-sites: then switch i is target i and holds only its sites).
+Default configuration: the built-in examples/mumbai.yaml (a configuration's
+targets are ignored, unless --target-sites: then switch i is target i and
+holds only its sites; --switches must not exceed the targets). Interrupted,
+it prints the partial report and exits 1.
 docs/SCALING.md has the figures of this machine.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
 	o.configFlag.add(f)
+	f.Lookup("config").Usage = "controller configuration file (YAML, docs/CONFIG.md; default: the built-in examples/mumbai.yaml)"
 	f.IntVar(&o.switches, "switches", 100, "embedded switches, 1..1000")
 	f.IntVar(&o.unreachable, "unreachable", 1, "targets that never answer (loopback ports nobody listens on)")
 	f.IntVar(&o.hours, "hours", 8760, "replayed hours")
@@ -49,18 +56,36 @@ docs/SCALING.md has the figures of this machine.`,
 	return cmd
 }
 
-// Complete loads the configuration (the example by default).
+// Complete loads the configuration (the built-in examples/mumbai.yaml by
+// default, wherever p4ctl runs).
 func (o *fleetOptions) Complete(c *cobra.Command, _ []string) error {
+	o.record(c)
+	if err := o.refuseEmpty("config"); err != nil {
+		return err
+	}
 	if o.ConfigPath == "" {
-		o.ConfigPath = "examples/mumbai.yaml"
+		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+		if err != nil {
+			return fmt.Errorf("built-in configuration: %w", err)
+		}
+		o.cfg = cfg
+		return nil
 	}
 	return o.load(c)
 }
 
-// Validate checks the sizes.
+// Validate checks the sizes, each naming its flag.
 func (o *fleetOptions) Validate() error {
-	if o.switches < 1 || o.switches > 1000 || o.unreachable < 0 || o.hours < 1 {
-		return usageErrorf("--switches 1..1000, --unreachable ≥ 0, --hours ≥ 1")
+	switch {
+	case o.switches < 1 || o.switches > 1000:
+		return usageErrorf("--switches %d: want 1..1000", o.switches)
+	case o.unreachable < 0:
+		return usageErrorf("--unreachable %d: want ≥ 0", o.unreachable)
+	case o.hours < 1:
+		return usageErrorf("--hours %d: want ≥ 1", o.hours)
+	case o.targetSites && len(o.cfg.Targets) < o.switches:
+		return usageErrorf("--target-sites with --switches %d: the configuration has %d targets; give --switches %d or fewer (or a configuration with more targets)",
+			o.switches, len(o.cfg.Targets), len(o.cfg.Targets))
 	}
 	if !o.noPlots {
 		return checkOutputDir("--out-dir", o.outDir)
@@ -94,5 +119,10 @@ func (o *fleetOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	printPlots(s, out.Plots)
+	// Interrupted (SIGINT, SIGTERM): the report above is partial, and the
+	// exit status says so, as demo's and sim's do.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("fleet: interrupted after %d of %d hours (%w): the report above is partial", len(res.UpdateMs), o.hours, err)
+	}
 	return nil
 }

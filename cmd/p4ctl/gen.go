@@ -20,6 +20,7 @@ func newGenCmd(s *streams) *cobra.Command {
 
 // genConfigOptions are the flags of `p4ctl gen config`.
 type genConfigOptions struct {
+	givenFlags
 	Sites, Regions, Switches int
 	Partition                bool
 	Policy                   string
@@ -63,8 +64,10 @@ varied per site; cold starts are the paper's per-region cold overheads where
 it measured them. Everything is labelled as generated (the file's header,
 site names gen-NNNNN-<metro>-K); docs/SCALING.md describes the model.
 
-The configuration goes to stdout, or to --file FILE with a report on stdout
-(-o json for machine-readable). Table sizes are not checked here: compile
+The configuration goes to stdout, as YAML with a header saying how it was
+generated (-o json: as JSON, which config files may be too, without the
+header), or to --file FILE as YAML with a report on stdout (-o json for
+machine-readable). Table sizes are not checked here: compile
 it (p4ctl plan) to see whether a target holds it. With --partition each
 switch serves the sites of its own location (targets[].sites) and holds
 only those: p4ctl plan --target edge-0000 shows one switch's state.`,
@@ -83,11 +86,17 @@ only those: p4ctl plan --target edge-0000 shows one switch's state.`,
 	return cmd
 }
 
-// Complete has nothing to load.
-func (o *genConfigOptions) Complete(*cobra.Command, []string) error { return nil }
+// Complete records the flags given (nothing to load).
+func (o *genConfigOptions) Complete(c *cobra.Command, _ []string) error {
+	o.record(c)
+	return nil
+}
 
 // Validate checks the sizes and the output file.
 func (o *genConfigOptions) Validate() error {
+	if err := o.refuseEmpty("policy", "file"); err != nil {
+		return err
+	}
 	switch {
 	case o.Sites < 1 || o.Sites > configgen.MaxSites:
 		return usageErrorf("--sites %d: want 1..%d", o.Sites, configgen.MaxSites)
@@ -108,6 +117,9 @@ func (o *genConfigOptions) Run(_ context.Context, s *streams) error {
 		return usageErrorf("%w", err)
 	}
 	if o.Out == "" || o.Out == "-" {
+		if o.Format == output.JSON { // the same configuration, as JSON (no header: JSON has no comments)
+			return output.Print(s.Out, output.JSON, cfg)
+		}
 		return configgen.Write(s.Out, cfg, rep)
 	}
 	var b bytes.Buffer

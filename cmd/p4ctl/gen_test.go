@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +53,34 @@ func TestGenConfig(t *testing.T) {
 	}
 	if code, _, errOut := p4ctl(t, "gen", "config", "--sites", "0"); code != 2 || !strings.Contains(errOut, "--sites 0") {
 		t.Errorf("--sites 0: exit %d: %s", code, errOut)
+	}
+}
+
+// gen config -o json prints the configuration as JSON (it printed YAML),
+// which the other commands load as they load the YAML.
+func TestGenConfigJSON(t *testing.T) {
+	code, out, errOut := p4ctl(t, "gen", "config", "--sites", "5", "--regions", "3", "-o", "json")
+	if code != 0 {
+		t.Fatalf("gen -o json: exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Regions []struct {
+			ID string `json:"id"`
+		} `json:"regions"`
+		Sites []json.RawMessage `json:"sites"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Regions) != 3 || len(v.Sites) != 5 {
+		t.Fatalf("not the configuration as JSON (%v):\n%.500s", err, out)
+	}
+	f := filepath.Join(t.TempDir(), "gen.json")
+	if err := os.WriteFile(f, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := p4ctl(t, "plan", "-c", f); code != 0 || !strings.Contains(out, "policy C") {
+		t.Fatalf("plan of the JSON configuration: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = p4ctl(t, "gen", "config", "--sites", "5", "--regions", "3", "-o", "yaml")
+	if code != 0 || !strings.HasPrefix(out, "# GENERATED") {
+		t.Fatalf("gen -o yaml: exit %d\n%.300s", code, out)
 	}
 }

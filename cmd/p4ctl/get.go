@@ -22,6 +22,7 @@ import (
 
 // getOptions are the flags shared by `p4ctl get …`.
 type getOptions struct {
+	givenFlags
 	conn     connFlags
 	Pipeline string // --config p4info[,device-config], as p4runtime-shell
 	Names    []string
@@ -111,11 +112,39 @@ func (o *getOptions) dialThrift(ctx context.Context) (*bmv2rt.Client, error) {
 // registers).
 func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
 	o.what = c.Name()
+	o.record(c)
 	return nil
 }
 
-// Validate checks the flags.
+// switchFlags are get's flags about the switch and its program, which get
+// latency (it reads a controller) does not use.
+var switchFlags = append([]string{"config", "thrift-addr", "device-id", "election-id", "insecure"}, connFlagNames...)
+
+// Validate checks the flags; a flag the subcommand does not use is a
+// usage error, not silently ignored.
 func (o *getOptions) Validate() error {
+	if err := o.refuseEmpty(append([]string{"config", "thrift-addr", "controller"}, connFlagNames...)...); err != nil {
+		return err
+	}
+	if o.what == "latency" {
+		if err := o.refuseGiven("get latency reads a running controller (--controller), not a switch", switchFlags...); err != nil {
+			return err
+		}
+		if o.conn.Timeout <= 0 {
+			return usageErrorf("--timeout must be > 0")
+		}
+		return checkHostPort("--controller", o.Controller, false)
+	}
+	if o.what != "regions" && o.what != "registers" {
+		if err := o.refuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
+			return err
+		}
+	}
+	if o.ThriftAddr != "" {
+		if err := checkHostPort("--thrift-addr", o.ThriftAddr, false); err != nil {
+			return err
+		}
+	}
 	if err := o.conn.validate(true); err != nil {
 		return err
 	}

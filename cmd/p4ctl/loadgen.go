@@ -70,7 +70,7 @@ are refused.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "service address host[:port] requests are sent to (port defaults to 9800; required)")
-	f.StringVar(&o.Local, "local", "", "local UDP address to send from (default: any)")
+	f.StringVar(&o.Local, "local", "", "local UDP address host:port to send from (port 0 = any; default: any address and port)")
 	f.Float64Var(&o.Rate, "rate", 100, "mean request rate (req/s, at most 50000)")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to send (at most 1h)")
 	f.Float64Var(&o.CV, "cv", 1, "coefficient of variation of inter-arrival times: 1 = Poisson, 0 = evenly spaced, other = gamma renewal")
@@ -119,6 +119,11 @@ func (o *loadgenOptions) Complete(*cobra.Command, []string) error {
 
 // Validate refuses absurd settings (usage errors exit 2).
 func (o *loadgenOptions) Validate() error {
+	if o.Local != "" {
+		if err := checkHostPort("--local", o.Local, true); err != nil {
+			return err
+		}
+	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}

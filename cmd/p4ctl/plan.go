@@ -20,6 +20,7 @@ import (
 type planOptions struct {
 	configFlag
 	hourFlags
+	givenFlags
 	Epoch  int
 	Policy string
 	Tables []string
@@ -64,6 +65,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 
 // Complete loads the configuration and resolves the flags.
 func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
+	o.record(c)
 	if err := o.load(c); err != nil {
 		return err
 	}
@@ -109,6 +111,9 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 
 // Validate checks flag combinations and values.
 func (o *planOptions) Validate() error {
+	if err := o.refuseEmpty("policy", "at", "table", "target"); err != nil {
+		return err
+	}
 	if err := o.hourFlags.validate(); err != nil {
 		return err
 	}

@@ -93,8 +93,51 @@ evaluations behind them.`,
 		newGenCmd(s),
 		newFleetCmd(s),
 	)
+	root.SetHelpCommand(newHelpCmd())
+	// cobra adds `completion` when the command runs; made now, it gets a
+	// group's RunE: without a shell, or with an unknown one, it is a usage
+	// error (exit 2), where cobra's own printed its help and exited 0.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" && c.Run == nil && c.RunE == nil {
+			c.Args = cobra.NoArgs
+			c.RunE = groupRunE
+		}
+	}
 	registerCompletions(root)
 	return root
+}
+
+// newHelpCmd is `p4ctl help [command]`: cobra's, except that an unknown
+// topic is a usage error (exit 2) rather than the root's help and exit 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command: p4ctl help [path to command], as p4ctl [path to command] --help.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil || cmd == nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sc := range cmd.Commands() {
+				if sc.IsAvailableCommand() && strings.HasPrefix(sc.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sc.Name(), sc.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return usageErrorf("unknown help topic %q (see '%s --help')", strings.Join(args, " "), c.Root().CommandPath())
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // flagValues are the values shell completion offers for flags that take
@@ -182,16 +225,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
 	cmd.AddCommand(subs...)
-	cmd.RunE = func(c *cobra.Command, _ []string) error {
-		var names []string
-		for _, sc := range c.Commands() {
-			if sc.IsAvailableCommand() {
-				names = append(names, sc.Name())
-			}
-		}
-		return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
-	}
+	cmd.RunE = groupRunE
 	return cmd
+}
+
+// groupRunE is the RunE of a group run without a subcommand: a usage error
+// naming the subcommands.
+func groupRunE(c *cobra.Command, _ []string) error {
+	var names []string
+	for _, sc := range c.Commands() {
+		if sc.IsAvailableCommand() {
+			names = append(names, sc.Name())
+		}
+	}
+	return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
 }
 
 // options is the life cycle of a command's flags, kubectl style: Complete

@@ -30,6 +30,15 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"get"}, exitUsage, "", "p4ctl get what? counters, entries, latency, regions, registers"},
 		{[]string{"push"}, exitUsage, "", "p4ctl push what? pipeline"},
 		{[]string{"sim", "--help"}, exitOK, "Available Commands", ""},
+		// completion and help: an unknown shell or topic is a usage error
+		// (both printed help and exited 0).
+		{[]string{"completion", "bogus"}, exitUsage, "", `unknown command "bogus" for "p4ctl completion"`},
+		{[]string{"completion"}, exitUsage, "", "p4ctl completion what? bash, fish, powershell, zsh"},
+		{[]string{"completion", "bash"}, exitOK, "bash completion", ""},
+		{[]string{"help", "nosuch"}, exitUsage, "", `unknown help topic "nosuch"`},
+		{[]string{"help", "sim", "bogus"}, exitUsage, "", `unknown help topic "sim bogus"`},
+		{[]string{"help", "sim"}, exitOK, "Available Commands", ""},
+		{[]string{"help"}, exitOK, "Available Commands", ""},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 // runOptions are the flags of `p4ctl run`.
 type runOptions struct {
 	configFlag
+	givenFlags
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
@@ -104,7 +105,7 @@ p4ctl_drift_repairs_total.`,
 	f.DurationVar(&o.RefreshLimit, "carbon-refresh-timeout", carbonapi.DefaultRefreshTimeout, "live carbon sources: deadline of one refresh of every zone, retries included (zones not fetched by then keep their cached values)")
 	f.DurationVar(&o.Verify, "verify-every", controller.DefaultVerifyInterval, "between pushes, check this often that each switch still holds active_epoch and the carbon_rank entries last written (one small Read) and repair drift at once (0 = never)")
 	f.DurationVar(&o.VerifyFull, "verify-full-every", controller.DefaultFullVerifyInterval, "between pushes, read every table back this often, compare with what was written and repair drift (0 = never)")
-	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh)")
+	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", controller.DefaultEnergyPerRequestWh, "assumed energy per request for the gCO2 estimate (Wh, > 0 and at most 1000)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&o.P4Info, "p4info", "", "P4Info to push (with --device-config) to switches found without this pipeline: at start and after every reconnection (e.g. a restart with --no-p4)")
@@ -115,6 +116,7 @@ p4ctl_drift_repairs_total.`,
 // Complete loads the configuration.
 func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	o.logTuned = true // logged by Run, once, with the daemon's logger
+	o.record(c)
 	return o.load(c)
 }
 
@@ -122,14 +124,20 @@ var ordinalRE = regexp.MustCompile(`-(\d+)$`)
 
 // Validate checks the flags, resolves targets, election ids and the clock.
 func (o *runOptions) Validate() error {
+	if err := o.refuseEmpty(append([]string{"speed", "replay", "p4info", "device-config"}, connFlagNames...)...); err != nil {
+		return err
+	}
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
 	if o.Replica < 0 {
 		return usageErrorf("--replica must be ≥ 0")
 	}
-	if o.Shards == 0 {
-		o.Shards = 1
+	if o.Shards < 1 {
+		if o.given("shards") || o.Shards < 0 {
+			return usageErrorf("--shards %d: want ≥ 1 (1 = one group drives every target)", o.Shards)
+		}
+		o.Shards = 1 // options built without the flags (tests)
 	}
 	if o.ReplicaHost {
 		h, err := o.hostname()
@@ -146,8 +154,19 @@ func (o *runOptions) Validate() error {
 	if o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
 		return usageErrorf("--shard %d of --shards %d: want 0 ≤ shard < shards", o.Shard, o.Shards)
 	}
-	if o.Grace < 0 || o.Poll < 0 || o.EnergyWh <= 0 {
-		return usageErrorf("--grace and --poll must be ≥ 0, --energy-per-request-wh > 0")
+	if o.Grace < 0 {
+		return usageErrorf("--grace %v: must be ≥ 0", o.Grace)
+	}
+	if o.Poll < 0 {
+		return usageErrorf("--poll %v: must be ≥ 0", o.Poll)
+	}
+	if err := checkEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
+		return err
+	}
+	if o.MetricsAddr != "" {
+		if err := checkHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
+			return err
+		}
 	}
 	if o.Refresh < 0 || o.RefreshLimit <= 0 {
 		return usageErrorf("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")

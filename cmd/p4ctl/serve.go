@@ -126,9 +126,7 @@ func (o *serveOptions) Complete(c *cobra.Command, _ []string) error {
 // Validate checks flag values (usage errors exit 2).
 func (o *serveOptions) Validate() error {
 	switch {
-	case o.ServerID < 0:
-		return usageErrorf("--server-id is required (0..1023, or %d for a remote region's gateway)", wire.NoServer)
-	case o.ServerID > 1023 && o.ServerID != wire.NoServer:
+	case o.ServerID < 0 || o.ServerID > 1023 && o.ServerID != wire.NoServer:
 		return usageErrorf("--server-id %d: want 0..1023, or %d for a remote region's gateway", o.ServerID, wire.NoServer)
 	case o.Mode != string(fnserver.Sleep) && o.Mode != string(fnserver.Busy):
 		return usageErrorf("--mode %q: want sleep or busy", o.Mode)
@@ -139,12 +137,12 @@ func (o *serveOptions) Validate() error {
 	case o.DrainTimeout <= 0 || o.DrainTimeout > 10*time.Minute:
 		return usageErrorf("--drain-timeout %v: want > 0 and <= 10m", o.DrainTimeout)
 	}
-	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
-		return usageErrorf("--addr %q: want host:port", o.Addr)
+	if err := checkHostPort("--addr", o.Addr, true); err != nil {
+		return err
 	}
 	if o.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(o.MetricsAddr); err != nil {
-			return usageErrorf("--metrics-addr %q: want host:port", o.MetricsAddr)
+		if err := checkHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
+			return err
 		}
 	}
 	o.cfg.ServerID = uint16(o.ServerID)

@@ -95,8 +95,8 @@ func (o *switchOptions) Complete(*cobra.Command, []string) error {
 
 // Validate checks flag values (usage errors exit 2).
 func (o *switchOptions) Validate() error {
-	if _, port, err := net.SplitHostPort(o.GRPCAddr); err != nil || port == "" {
-		return usageErrorf("--grpc-addr %q: want host:port", o.GRPCAddr)
+	if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
+		return err
 	}
 	if o.CPUPort == 0 || o.CPUPort >= 1<<9 {
 		return usageErrorf("--cpu-port %d: want 1..511 (9-bit ports)", o.CPUPort)

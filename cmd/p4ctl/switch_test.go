@@ -18,6 +18,8 @@ import (
 func TestSwitchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"switch", "--grpc-addr", "nonsense"},
+		{"switch", "--grpc-addr", "127.0.0.1:-1"}, // exited 1 when the listen failed
+		{"switch", "--grpc-addr", "127.0.0.1:65536"},
 		{"switch", "--cpu-port", "600"},
 		{"switch", "--tls-cert", "x.pem"},
 		{"switch", "-i", "veth1"},

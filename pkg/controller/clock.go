@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -58,10 +59,12 @@ type ReplayClock struct {
 	virtual time.Time // unpaced: current time
 }
 
-// NewReplayClock returns a replay clock reading start now.
+// NewReplayClock returns a replay clock reading start now. speed is a
+// finite factor ≥ 0 (0 = unpaced); NaN or an infinity is an error (a NaN
+// speed would never reach the next hour).
 func NewReplayClock(start time.Time, speed float64) (*ReplayClock, error) {
-	if speed < 0 {
-		return nil, fmt.Errorf("replay speed %v: must be ≥ 0 (0 = unpaced)", speed)
+	if speed < 0 || math.IsNaN(speed) || math.IsInf(speed, 0) {
+		return nil, fmt.Errorf("replay speed %v: must be finite and ≥ 0 (0 = unpaced)", speed)
 	}
 	return &ReplayClock{start: start.UTC(), speed: speed, wall: time.Now, origin: time.Now(), virtual: start.UTC()}, nil
 }
