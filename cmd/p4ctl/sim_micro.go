@@ -128,6 +128,9 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 		c.Granularity = micro.Granularity(f.granularity)
 	}
 	if set("load") {
+		if !(f.load > 0 && f.load < 4) {
+			return c, usageErrorf("--load %v must be in (0, 4)", f.load)
+		}
 		c.Load = f.load
 	}
 	if set("arrival-cv") {

@@ -107,6 +107,9 @@ func TestSimMicroUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, errs)
 		}
 	}
+	if code, _, errs := p4ctl(t, "sim", "micro", "run", "--load", "9", "--quick"); code != exitUsage || !strings.Contains(errs, "--load 9") {
+		t.Errorf("--load 9: exit %d, want the flag named: %s", code, errs)
+	}
 }
 
 // TestSimMicroScenarioStudy: --scenario study runs the study's structure;

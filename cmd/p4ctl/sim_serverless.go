@@ -113,7 +113,7 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f.Float64Var(&o.noise, "estimate-noise", 0.5, "σ of the log-normal error of class recognition (0 = exact classes)")
 	f.StringVar(&o.scenario, "scenario", "default", "setting: default (1-core pods, free binding) or knative (16 pods, the activator's queue and containerConcurrency, a 5 ms hop each way per bind; docs/REPRODUCTION.md §3)")
 	f.IntVar(&o.pods, "pods", 0, fmt.Sprintf("pods; 0 sizes each distribution's pool for utilization --rho-max at 20 req/s (default scenario; knative: 16); a pool has at most %d pods × slots", serverless.MaxPoolSlots))
-	f.IntVar(&o.concurrency, "container-concurrency", 1, "stages one pod runs at once (Knative's containerConcurrency); 0 sizes it for --rho-max when --pods is fixed (knative's default)")
+	f.IntVar(&o.concurrency, "container-concurrency", 0, "stages one pod runs at once (Knative's containerConcurrency); 0 sizes it for --rho-max when --pods is given, else one per pod (the pool then sized by pods)")
 	f.StringVar(&o.hops, "hops", "0,5ms,50ms,250ms,500ms", "ratios: activator ↔ pod hops to sweep (each both the notify and the forward delay)")
 	f.StringVar(&o.scales, "time-scales", "1,0.1,0.05", fmt.Sprintf("ratios: execution-time scales to sweep (each in [%g, %g])", serverless.MinTimeScale, serverless.MaxTimeScale))
 	f.Float64Var(&o.timeScale, "time-scale", 1, fmt.Sprintf("not ratios: multiply every execution time, in [%g, %g] (the same shapes on another time scale: fewer concurrent invocations per req/s)", serverless.MinTimeScale, serverless.MaxTimeScale))
