@@ -117,8 +117,10 @@ func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
 }
 
 // switchFlags are get's flags about the switch and its program, which get
-// latency (it reads a controller) does not use.
-var switchFlags = append([]string{"config", "thrift-addr", "device-id", "election-id", "insecure"}, connFlagNames...)
+// latency (it reads a controller) does not use. --election-id is not
+// among them: every get accepts it, unused, for p4runtime-shell
+// compatibility, as its help says.
+var switchFlags = append([]string{"config", "thrift-addr", "device-id", "insecure"}, connFlagNames...)
 
 // Validate checks the flags; a flag the subcommand does not use is a
 // usage error, not silently ignored.

@@ -37,4 +37,7 @@ func TestGetRefusesUnusedAndBadFlags(t *testing.T) {
 	// --grpc-addr is not "given".
 	code, out, errs := p4ctl(t, "get", "latency", "--controller", deadAddr(t), "--timeout", "2s")
 	expect(t, "get latency of a controller that is down", code, exitError, out, errs, "connection refused")
+	// --election-id is accepted, unused, by every get (its help says so).
+	code, out, errs = p4ctl(t, "get", "latency", "--controller", deadAddr(t), "--timeout", "2s", "--election-id", "1,0")
+	expect(t, "get latency --election-id", code, exitError, out, errs, "connection refused")
 }

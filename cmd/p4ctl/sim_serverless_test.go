@@ -78,6 +78,11 @@ func TestSimServerlessBound(t *testing.T) {
 	if !strings.Contains(out, `"long_max_holds": 21`) || strings.Contains(out, `"scenarios": [`) {
 		t.Fatalf("bound output:\n%s", out)
 	}
+	// Its text says it simulated nothing, not the seeds it cannot take.
+	_, out, _ = p4ctl(t, "sim", "serverless", "bound", "--dist", "azure")
+	if first, _, _ := strings.Cut(out, "\n"); !strings.Contains(first, "no simulation") || strings.Contains(first, "seeds") {
+		t.Errorf("bound's first line: %q", first)
+	}
 }
 
 // A deprecated flag spelling still works and warns on stderr only, so

@@ -51,10 +51,15 @@ func (r *ExperimentResult) multiDelay() bool { return len(r.Config.NotifyDelays)
 // PathFinder's P99 ratios beside the paper's, and the derived bounds.
 func (r *ExperimentResult) WriteText(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "Serverless dispatch simulation — experiment %q: %d seeds × %d requests (first %.0f%% warm-up), chains of %d–%d stages,\n",
-		c.Name, c.Seeds, c.Requests, c.Warmup*100, c.ChainMin, c.ChainMax)
-	fmt.Fprintf(w, "class-recognition noise σ=%g, bound tolerance δ=%g, timeout %s. Values: mean ± 95%% CI across seeds.\n",
-		c.EstimateNoise, c.Delta, FormatMS(c.Timeout))
+	if len(r.Scenarios) == 0 { // a plan (sim serverless bound): derived, nothing simulated or seeded
+		fmt.Fprintf(w, "Serverless dispatch — experiment %q: derived from the distributions, no simulation; chains of %d–%d stages, bound tolerance δ=%g.\n",
+			c.Name, c.ChainMin, c.ChainMax, c.Delta)
+	} else {
+		fmt.Fprintf(w, "Serverless dispatch simulation — experiment %q: %d seeds × %d requests (first %.0f%% warm-up), chains of %d–%d stages,\n",
+			c.Name, c.Seeds, c.Requests, c.Warmup*100, c.ChainMin, c.ChainMax)
+		fmt.Fprintf(w, "class-recognition noise σ=%g, bound tolerance δ=%g, timeout %s. Values: mean ± 95%% CI across seeds.\n",
+			c.EstimateNoise, c.Delta, FormatMS(c.Timeout))
+	}
 	if c.Scenario == "knative" || c.ForwardDelay > 0 || c.TimeScale != 0 {
 		fmt.Fprintf(w, "Setting %q: pods × containerConcurrency slots below; every bound stage takes %s to reach its pod, a central queue learns a free slot %s after it frees (the per-bind round trip)",
 			c.Scenario, FormatMS(c.ForwardDelay), FormatMS(c.NotifyDelays[0]))
