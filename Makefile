@@ -26,6 +26,10 @@ build: deps ## Build bin/p4ctl
 test: deps lint ## Run lint, then all tests (what CI runs); BMv2/p4c/root tests skip with a reason when absent
 	$(GO) test -count=1 ./...
 
+.PHONY: race
+race: deps ## Run all tests under the race detector (slower; not part of make test)
+	$(GO) test -race -count=1 ./...
+
 .PHONY: bench
 bench: deps ## Run benchmarks (ratios against in-run baselines are printed by the benchmarks)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) ./...
