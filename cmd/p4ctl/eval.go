@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
@@ -350,43 +349,19 @@ func intInRange(flag string, v, lo, hi int, why string) error {
 	return nil
 }
 
-// loadEvalSites reads an eval carbon --sites file (regions.LoadSites: a
-// top-level sites: list of {name, prefixes, latencies}). A controller
-// configuration, or a site written in its schema (latency: map, profile:,
-// id:), is refused with file:line and the format expected: the
-// configuration's sites are resolved against its regions: block, which a
-// sites file does not have.
+// loadEvalSites reads an eval carbon --sites file. A controller
+// configuration given instead is named as such, after ParseSites's
+// file:line error for its first foreign key.
 func loadEvalSites(path string) ([]*regions.Site, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--sites: %w", err)
 	}
-	const want = "a --sites file lists each site's latencies as latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}, …] under a top-level sites: (docs/CONFIG.md, \"eval carbon --sites\")"
-	var doc yaml.Node
-	if yaml.Unmarshal(b, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
-		root := doc.Content[0]
-		for k := 0; k+1 < len(root.Content); k += 2 {
-			key, val := root.Content[k], root.Content[k+1]
-			if key.Value != "sites" {
-				if ok, _ := config.LooksLikeConfig(b); ok {
-					return nil, fmt.Errorf("%s:%d: %q: this is a controller configuration, not a sites file: %s", path, key.Line, key.Value, want)
-				}
-				continue // ParseSites reports it
-			}
-			if val.Kind != yaml.SequenceNode {
-				continue
-			}
-			for _, sn := range val.Content {
-				if sn.Kind != yaml.MappingNode {
-					continue
-				}
-				for j := 0; j+1 < len(sn.Content); j += 2 {
-					if sk := sn.Content[j]; sk.Value == "latency" || sk.Value == "profile" || sk.Value == "id" {
-						return nil, fmt.Errorf("%s:%d: site key %q is the controller configuration's sites: schema, not the sites file's (name, prefixes, latencies): %s", path, sk.Line, sk.Value, want)
-					}
-				}
-			}
+	sites, err := regions.ParseSites(path, b)
+	if err != nil && !errors.Is(err, regions.ErrConfigSchema) {
+		if ok, _ := config.LooksLikeConfig(b); ok {
+			return nil, fmt.Errorf("%w: this is a controller configuration, not a sites file: %s", err, regions.SitesFormat)
 		}
 	}
-	return regions.ParseSites(path, b)
+	return sites, err
 }

@@ -188,6 +188,14 @@ func LoadSites(path string) ([]*Site, error) {
 	return ParseSites(path, b)
 }
 
+// SitesFormat says in one line what a sites file holds, for errors that
+// meet another format (a controller configuration's sites: block).
+const SitesFormat = "a sites file lists each site's latencies as latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}, …] under a top-level sites: (docs/CONFIG.md, \"eval carbon --sites\")"
+
+// ErrConfigSchema marks a site written in the controller configuration's
+// sites: schema (id, latency map, profile) where a sites file was expected.
+var ErrConfigSchema = errors.New("the controller configuration's sites: schema")
+
 // ParseSites parses the LoadSites format; name is used in error messages.
 func ParseSites(name string, data []byte) ([]*Site, error) {
 	var doc yaml.Node
@@ -195,7 +203,7 @@ func ParseSites(name string, data []byte) ([]*Site, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	errAt := func(n *yaml.Node, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", name, n.Line, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%s:%d: "+format, append([]any{name, n.Line}, a...)...) // %w in format wraps
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s:1: empty document (want a top-level 'sites:' list)", name)
@@ -280,6 +288,8 @@ func parseSite(sn *yaml.Node, errAt errAtFunc) (*Site, error) {
 				seen[l.Region] = ln.Line
 				lat = append(lat, l)
 			}
+		case "id", "latency", "profile":
+			return nil, errAt(key, "site key %q is %w, not the sites file's (name, prefixes, latencies): %s", key.Value, ErrConfigSchema, SitesFormat)
 		default:
 			return nil, errAt(key, "unknown site key %q (want name, prefixes, latencies)", key.Value)
 		}

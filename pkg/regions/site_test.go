@@ -1,6 +1,7 @@
 package regions
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -131,4 +132,19 @@ func FuzzParseSites(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseSitesConfigSchema: a site written in the controller
+// configuration's schema is named as such (file:line, ErrConfigSchema), so
+// callers can tell it from any other malformed file.
+func TestParseSitesConfigSchema(t *testing.T) {
+	for _, key := range []string{"id: 1", "profile: office", "latency: {ap-south-1: {p95_ms: 3}}"} {
+		_, err := ParseSites("f.yaml", []byte("sites:\n  - name: a\n    "+key+"\n"))
+		if !errors.Is(err, ErrConfigSchema) || !strings.HasPrefix(err.Error(), "f.yaml:3: site key") {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+	if _, err := ParseSites("f.yaml", []byte("sites:\n  - name: a\n    colour: red\n")); errors.Is(err, ErrConfigSchema) {
+		t.Errorf("an unknown key is not the configuration's schema: %v", err)
+	}
 }
