@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -230,37 +228,6 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 		return c, usageErrorf("%w", err)
 	}
 	return c, nil
-}
-
-// checkFiniteFloats refuses NaN and ±Inf in every float flag (float64 or
-// float64 slice) given on fs, naming the flag: pflag parses both, and a
-// NaN compares false with every bound, so range checks alone let it pass.
-func checkFiniteFloats(fs *pflag.FlagSet) error {
-	if fs == nil {
-		return nil
-	}
-	var err error
-	fs.Visit(func(f *pflag.Flag) {
-		if err != nil {
-			return
-		}
-		var vals []string
-		switch f.Value.Type() {
-		case "float64", "float32":
-			vals = []string{f.Value.String()}
-		case "float64Slice", "float32Slice":
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				vals = sv.GetSlice()
-			}
-		}
-		for _, v := range vals {
-			if x, perr := strconv.ParseFloat(v, 64); perr != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				err = usageErrorf("--%s %s: want a finite number", f.Name, v)
-				return
-			}
-		}
-	})
-	return err
 }
 
 // runFlags are the flags every experiment shares.
