@@ -65,7 +65,7 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	d := micro.Scenario()
 	f.fs = fs
 	fs.StringVar(&f.name, "scenario", micro.ScenarioPooled, "named scenario the flags below start from: "+strings.Join(micro.ScenarioNames(), " (default: hosts pool their cores) or ")+
-		" (the late-binding study's structure: per-core RSS queues for early binding, micro-bursts, E3 moving the service time; docs/REPRODUCTION.md §2); a flag given explicitly overrides the scenario's value, the defaults shown are pooled's")
+		" (the late-binding study's structure: per-core RSS queues for early binding, micro-bursts, E3 moving D with the SLO keeping its slack over the round trip and one forwarding hop; docs/REPRODUCTION.md §2); a flag given explicitly overrides the scenario's value, the defaults shown are pooled's")
 	fs.StringVar(&f.granularity, "granularity", string(micro.GranularityHost), "what a policy binds to: host (its cores share one queue), core (every core its own queue) or rss (early binding onto per-core queues, late binding onto host queues)")
 	fs.DurationVar(&f.sloWindow, "slo-window", 0, "judge the SLO on the p99 of windows of this length (0 = per request)")
 	policyFS := fs

@@ -397,3 +397,45 @@ func TestE3PointRules(t *testing.T) {
 		t.Error("D/S = 0 accepted")
 	}
 }
+
+// TestStudyBurstsAndHopsTrade holds the attribution docs/REPRODUCTION.md
+// §2 tabulates for the study scenario: its common micro-bursts raise E1's
+// late binding (JIQ) several-fold and E3's random at D/S = 4 as well, so no
+// burst intensity serves both; and forwarding loses to random at D/S = 4
+// with the scenario's hop limit but beats it with a single forward (why the
+// limit is a hop count, not one retry).
+func TestStudyBurstsAndHopsTrade(t *testing.T) {
+	study, _ := LookupScenario(ScenarioStudy)
+	at4, err := study.Config.Sweep.E3Point(study.Config, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mean is policy p's violation rate over three seeds, edit applied.
+	mean := func(base Config, p string, edit func(*Config)) float64 {
+		var sum float64
+		for seed := uint64(1); seed <= 3; seed++ {
+			cfg := base
+			cfg.Policy, cfg.Seed = MustPolicy(p), seed
+			cfg.Requests, cfg.Warmup = 150000, 15000
+			if edit != nil {
+				edit(&cfg)
+			}
+			sum += run(t, cfg).ViolationRate
+		}
+		return sum / 3
+	}
+	noBursts := func(c *Config) { c.Burst = Burst{} }
+	if b, n := mean(study.Config, "jiq", nil), mean(study.Config, "jiq", noBursts); !(b > 3*n) {
+		t.Errorf("E1 JIQ: %.4f with bursts, %.4f without; want bursts to raise it several-fold", b, n)
+	}
+	rnd := mean(at4, "random", nil)
+	if n := mean(at4, "random", noBursts); !(rnd > n+0.02) {
+		t.Errorf("E3 random at D/S = 4: %.4f with bursts, %.4f without; want bursts to raise it", rnd, n)
+	}
+	if f := mean(at4, "random+fwd", nil); !(f > rnd+0.05) {
+		t.Errorf("E3 at D/S = 4: random+fwd %.4f with %d hops, random %.4f; want forwarding to lose", f, at4.ForwardHops, rnd)
+	}
+	if f := mean(at4, "random+fwd", func(c *Config) { c.ForwardHops = 1 }); !(f < rnd-0.02) {
+		t.Errorf("E3 at D/S = 4: random+fwd %.4f with one hop, random %.4f; want one forward to beat random", f, rnd)
+	}
+}
