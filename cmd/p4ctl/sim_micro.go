@@ -17,7 +17,7 @@ import (
 )
 
 // microExperiments are the experiments of `sim micro`, in help order.
-var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "search", "run"}
+var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "search", "figures", "run"}
 
 // scenarioFlags bind the microsecond model's scenario to flags.
 type scenarioFlags struct {
@@ -313,6 +313,7 @@ type simMicroOptions struct {
 	e3Points   []float64
 	sigmas     []float64
 	factors    []float64
+	few        float64
 	experiment string
 	scenario   micro.Config
 	parsed     []micro.Policy
@@ -321,7 +322,7 @@ type simMicroOptions struct {
 func newSimMicroCmd(s *streams) *cobra.Command {
 	o := &simMicroOptions{}
 	cmd := &cobra.Command{
-		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|search|run}",
+		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|search|figures|run}",
 		Short: "Simulate µs-scale late binding (JBSQ/JIQ vs ingress balancing and movement)",
 		Long: `Discrete-event simulation of N hosts × m cores (one FCFS queue per host)
 behind an ingress/dispatcher, with renewal arrivals of a chosen CV, optional
@@ -340,6 +341,9 @@ figures are printed beside ours, labelled):
   search   the structural grid (service tail --sigmas × E3 axis × SLO rule ×
            burst rule): how far E1, E2 and E3's D/S = 4 point land from the
            study's figures, closest first (long: ~7 min on 2 cores)
+  figures  every seed figure of the study these experiments compute (E1,
+           E2, E3, T40b, gateway, TTL at their default sizes): the study's,
+           ours with its 95 % CI, and a verdict (reproduced, within CI, not)
   run      one scenario, the policies given by --policy
 
 E3 moves D/S along --axis (delay, service, product: D·S kept, unloaded:
@@ -368,6 +372,7 @@ The same --seed gives byte-identical output.`,
   p4ctl sim micro e3 --scenario study --quick -o json
   p4ctl sim micro e3 --scenario study --axis service --points 0.9,4
   p4ctl sim micro search --scenario study --sigmas 1,1.5
+  p4ctl sim micro figures --scenario study
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
@@ -396,6 +401,7 @@ The same --seed gives byte-identical output.`,
 	fs.Lookup("sigmas").DefValue = ""
 	fs.Float64SliceVar(&o.factors, "burst-factors", nil, "search: micro-burst intensities to search as well (empty: the scenario's; a value, not a structure: a row chosen from them is a fit)")
 	fs.Lookup("burst-factors").DefValue = ""
+	fs.Float64Var(&o.few, "few", micro.DefaultFewPoints, "figures: a single study value counts as reproduced within this many percentage points (and within half of it)")
 	return cmd
 }
 
@@ -405,7 +411,7 @@ func microExperimentFlags() map[string][]string {
 	return map[string][]string{
 		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"}, "target": {"e3"},
 		"costs": {"gateway"}, "dispatcher-cores": {"gateway"}, "loads": {"gateway"},
-		"sigmas": {"search"}, "burst-factors": {"search"}, "policy": {"e1", "run"},
+		"sigmas": {"search"}, "burst-factors": {"search"}, "policy": {"e1", "run"}, "few": {"figures"},
 	}
 }
 
@@ -503,6 +509,9 @@ func (o *simMicroOptions) Validate() error {
 			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
 		}
 	}
+	if !(o.few > 0 && o.few < 100) {
+		return usageErrorf("--few %v must be in (0, 100) percentage points", o.few)
+	}
 	return nil
 }
 
@@ -540,6 +549,8 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 		res, err = micro.SwitchGap(ctx, o.scenario, opt)
 	case "search":
 		res, err = micro.Search(ctx, o.scenario, micro.SearchGrid{Sigmas: o.sigmas, BurstFactors: o.factors}, opt)
+	case "figures":
+		res, err = micro.SeedFigures(ctx, o.scenario, o.few, opt)
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

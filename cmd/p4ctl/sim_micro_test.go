@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -170,10 +171,50 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"search", "--axis", "product"}, {"search", "--target", "0.2"}, {"e1", "--sigmas", "1.5"},
 		{"e2", "--points", "4"}, {"t40b", "--costs", "200ns"}, {"e3", "--policy", "random"},
+		{"e1", "--few", "5"}, {"figures", "--points", "4"},
 	} {
 		full := append([]string{"sim", "micro"}, append(args, "--quick", "--no-plots")...)
 		if code, _, errs := p4ctl(t, full...); code != exitUsage || !strings.Contains(errs, args[1]+" applies to") {
 			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}
+
+// TestSimMicroFigures: the seed-figure table in JSON, each figure with the
+// study's value, ours and a verdict; the tolerance is checked.
+func TestSimMicroFigures(t *testing.T) {
+	code, out, errs := p4ctl(t, "sim", "micro", "figures", "--scenario", "study", "--quick", "--no-plots", "-o", "json", "--few", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		FewPoints float64 `json:"few_points"`
+		Figures   []struct {
+			Figure, Study, Ours, Verdict, Why string
+		} `json:"figures"`
+		Count map[string]int `json:"count"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if res.FewPoints != 2 || len(res.Figures) < 20 {
+		t.Fatalf("few %g, %d figures", res.FewPoints, len(res.Figures))
+	}
+	n := 0
+	for _, f := range res.Figures {
+		if f.Study == "" || f.Ours == "" || f.Why == "" || !slices.Contains([]string{"reproduced", "within CI", "not"}, f.Verdict) {
+			t.Errorf("figure %+v", f)
+		}
+	}
+	for _, c := range res.Count {
+		n += c
+	}
+	if n != len(res.Figures) {
+		t.Errorf("count %v for %d figures", res.Count, len(res.Figures))
+	}
+	for _, few := range []string{"0", "100", "NaN"} {
+		if code, _, errs := p4ctl(t, "sim", "micro", "figures", "--quick", "--no-plots", "--few", few); code != exitUsage || !strings.Contains(errs, "--few") {
+			t.Errorf("--few %s: exit %d: %s", few, code, errs)
 		}
 	}
 }

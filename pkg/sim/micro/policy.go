@@ -81,7 +81,7 @@ const (
 	// Forward sends a request on to a uniformly random other host when the
 	// receiving host has at least ForwardThreshold requests waiting; the
 	// extra hop (host → switch → host) costs 2D. A request is forwarded at
-	// most once.
+	// most Config.ForwardHops times (default once), then queues where it is.
 	Forward
 	// Ideal moves requests between hosts at zero cost whenever a core
 	// anywhere is idle while a request waits (oldest first): an upper bound

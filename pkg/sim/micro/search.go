@@ -303,7 +303,7 @@ func round9(x float64) float64 {
 
 // searchTail runs E1 and E2 for one service tail.
 func searchTail(ctx context.Context, sc Config, o Options) (SearchTail, error) {
-	t := SearchTail{Sigma: sc.Service.Sigma, BurstFactor: sc.Burst.Factor, Monotone: true}
+	t := SearchTail{Sigma: sc.Service.Sigma, BurstFactor: sc.Burst.Factor}
 	e1, err := E1(ctx, sc, nil, o)
 	if err != nil {
 		return t, err
@@ -334,12 +334,8 @@ func searchTail(ctx context.Context, sc Config, o Options) (SearchTail, error) {
 	if err != nil {
 		return t, err
 	}
-	last := map[string]float64{}
+	t.Monotone = e2Monotone(e2.Rows)
 	for _, r := range e2.Rows {
-		if d, ok := last[r.Ingress]; ok && r.Delta.Mean > d {
-			t.Monotone = false
-		}
-		last[r.Ingress] = r.Delta.Mean
 		if r.CoresPerHost == 8 && r.Ingress == "random" {
 			d := r.Delta.Mean
 			t.E2M8 = &d

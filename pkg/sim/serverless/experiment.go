@@ -415,8 +415,11 @@ type ExperimentResult struct {
 	Bounds        []BoundInfo      `json:"bounds"`
 	Scenarios     []*Scenario      `json:"scenarios"`
 	Ratios        []Ratio          `json:"ratios"`
-	Paper         []PaperClaim     `json:"paper"`
-	Plots         []string         `json:"plots,omitempty"`
+	// PaperRanges counts the ratios inside the paper's ranges
+	// (PaperRanges of Ratios).
+	PaperRanges []RatioRange `json:"paper_ranges"`
+	Paper       []PaperClaim `json:"paper"`
+	Plots       []string     `json:"plots,omitempty"`
 }
 
 type point struct {
@@ -547,6 +550,7 @@ feed:
 			}
 		}
 	}
+	res.PaperRanges = PaperRanges(res.Ratios)
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/pkg/stats"
 	"math"
 	"os"
 	"path/filepath"
@@ -313,5 +314,27 @@ func TestKnativeExperimentAndRatios(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sw.WriteText(&buf); err != nil || !strings.Contains(buf.String(), "PathFinder paper (reported") {
 		t.Fatalf("%v\n%s", err, buf.String())
+	}
+}
+
+// TestPaperRanges: ratios are counted against the paper's range of their
+// baseline, ends included; baselines the paper does not report (Early+Exec)
+// and metrics without cells are left out.
+func TestPaperRanges(t *testing.T) {
+	r := func(b Policy, m string, v float64) Ratio {
+		return Ratio{Baseline: b, Metric: m, Ratio: stats.Summary{N: 3, Mean: v}}
+	}
+	got := PaperRanges([]Ratio{
+		r(LateBinding, "p99_latency", 2.10), r(LateBinding, "p99_latency", 4.11), r(LateBinding, "p99_latency", 3),
+		r(EarlyBinding, "p99_latency", 1.48), r(EarlyBinding, "p99_latency", 2.75),
+		r(EarlyExecTime, "p99_latency", 2), r(LateBinding, "p99_response", 1),
+	})
+	want := []RatioRange{
+		{Metric: "p99_latency", Baseline: LateBinding, Min: 2.10, Max: 4.11, Inside: 2, Cells: 3},
+		{Metric: "p99_latency", Baseline: EarlyBinding, Min: 1.48, Max: 2.75, Inside: 1, Cells: 2},
+		{Metric: "p99_response", Baseline: LateBinding, Min: 1, Max: 1, Inside: 0, Cells: 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

@@ -73,30 +73,40 @@ func RatioSweep(ctx context.Context, base ExperimentConfig, hopsMS, scales []flo
 				pt.Pods = append(pt.Pods, d.Pods)
 				pt.Slots = append(pt.Slots, d.Slots)
 			}
-			for _, m := range []string{"p99_latency", "p99_response"} {
-				for _, b := range []Policy{LateBinding, EarlyBinding} {
-					rg := RatioRange{Metric: m, Baseline: b, Min: math.Inf(1), Max: math.Inf(-1)}
-					lo, hi := paperRange(b)
-					for _, q := range r.Ratios {
-						if q.Metric != m || q.Baseline != b {
-							continue
-						}
-						v := q.Ratio.Mean
-						rg.Min, rg.Max = math.Min(rg.Min, v), math.Max(rg.Max, v)
-						rg.Cells++
-						if v >= lo && v <= hi {
-							rg.Inside++
-						}
-					}
-					if rg.Cells > 0 {
-						pt.Ranges = append(pt.Ranges, rg)
-					}
-				}
-			}
+			pt.Ranges = PaperRanges(r.Ratios)
 			res.Points = append(res.Points, pt)
 		}
 	}
 	return res, nil
+}
+
+// PaperRanges summarises ratios against the paper's ranges: for each
+// metric (P99 latency, P99 response) and baseline the paper reports (late,
+// early binding), the spread of our ratios across the cells (distribution
+// × λ × notify delay) and how many fall inside the paper's range.
+func PaperRanges(ratios []Ratio) []RatioRange {
+	var out []RatioRange
+	for _, m := range []string{"p99_latency", "p99_response"} {
+		for _, b := range []Policy{LateBinding, EarlyBinding} {
+			rg := RatioRange{Metric: m, Baseline: b, Min: math.Inf(1), Max: math.Inf(-1)}
+			lo, hi := paperRange(b)
+			for _, q := range ratios {
+				if q.Metric != m || q.Baseline != b {
+					continue
+				}
+				v := q.Ratio.Mean
+				rg.Min, rg.Max = math.Min(rg.Min, v), math.Max(rg.Max, v)
+				rg.Cells++
+				if v >= lo && v <= hi {
+					rg.Inside++
+				}
+			}
+			if rg.Cells > 0 {
+				out = append(out, rg)
+			}
+		}
+	}
+	return out
 }
 
 func paperRange(b Policy) (lo, hi float64) {

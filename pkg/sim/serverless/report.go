@@ -213,5 +213,13 @@ func (r *ExperimentResult) writeRatios(w io.Writer) error {
 	for _, p := range r.Paper {
 		fmt.Fprintf(w, "  %s: %s\n", p.Source, p.Text)
 	}
+	if len(r.PaperRanges) > 0 {
+		fmt.Fprintln(w, "Inside the paper's range (cells of the table above, mean ratio):")
+		for _, g := range r.PaperRanges {
+			lo, hi := paperRange(g.Baseline)
+			fmt.Fprintf(w, "  %s vs %s: %d of %d cells inside %.2f–%.2f× (ours %.2f–%.2f×)\n",
+				strings.ReplaceAll(g.Metric, "_", " "), g.Baseline, g.Inside, g.Cells, lo, hi, g.Min, g.Max)
+		}
+	}
 	return nil
 }
