@@ -84,8 +84,9 @@ type SeedFiguresResult struct {
 // figure of the late-binding study they compute: reproduced (inside the
 // study's range, or within few points of its single value and within half
 // of it), within CI (the study's figure inside our 95 % CI) or not. Figures
-// the scenario cannot compute (no tuned JBSQ, no D/S = 4, no random or
-// p2c TTL cells) are left out. few ≤ 0 takes DefaultFewPoints.
+// the scenario cannot compute (no D/S = 4, no m = 8, no random or p2c TTL
+// cells) are left out; without a tune target E1's JBSQ is the Little
+// bound's, labelled so. few ≤ 0 takes DefaultFewPoints.
 func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (*SeedFiguresResult, error) {
 	if few <= 0 {
 		few = DefaultFewPoints
@@ -158,19 +159,26 @@ func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (
 
 	// E1: the three tiers.
 	cells := map[string]Cell{}
-	var tuned *Cell
+	var tuned, little *Cell // JBSQ(n*), and JBSQ at the Little bound
 	for _, c := range e1.Cells {
 		cells[c.Policy] = c
-		if e1.Tuned > 0 && c.Bound == e1.Tuned && strings.HasPrefix(c.Policy, "jbsq") {
+		switch {
+		case !strings.HasPrefix(c.Policy, "jbsq"):
+		case e1.Tuned > 0 && c.Bound == e1.Tuned:
 			tuned = &c
+		case little == nil:
+			little = &c
 		}
 	}
 	rate("E1 random", "e1", StudyE1Random, targetE1Random.Lo, targetE1Random.Hi, cells["random"].Violation, "")
 	for _, p := range [][2]string{{"jsw", "JSW"}, {"random+fwd", "random+fwd"}, {"p2c+fwd", "p2c+fwd"}, {"jsw+fwd", "JSW+fwd"}} {
 		rate("E1 "+p[1], "e1", StudyE1Strong, targetE1Strong.Lo, targetE1Strong.Hi, cells[p[0]].Violation, "")
 	}
-	if tuned != nil {
+	switch { // the study's is a tuned bound; a scenario without a tune target has the Little bound only
+	case tuned != nil:
 		rate("E1 JBSQ(n*)", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, tuned.Violation, fmt.Sprintf("(n* = %d)", e1.Tuned))
+	case little != nil:
+		rate("E1 JBSQ (Little bound)", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, little.Violation, fmt.Sprintf("(n = %d)", little.Bound))
 	}
 	rate("E1 JIQ", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, cells["jiq"].Violation, "")
 
