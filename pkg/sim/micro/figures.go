@@ -275,7 +275,7 @@ func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (
 
 	// The TTL ablation's cell counts.
 	for _, t := range ttl.Tallies {
-		want, ok := studyTTLWorse[t.Choice]
+		want, ok := studyTTLWorse(t.Choice)
 		if !ok {
 			continue
 		}
@@ -305,15 +305,19 @@ const (
 	studyT40bCreditRate  = 0.0361
 	studyT40bMessages    = 0.351
 	studyTTLCells        = 12
-	studyTTLWorseRandom  = 12
-	studyTTLWorseP2C     = 11
-	studyTTLChoiceRandom = "jbsq/random"
-	studyTTLChoiceP2C    = "jbsq/p2c"
 )
 
-// studyTTLWorse is the study's count of TTL cells worse without a TTL, per
-// JBSQ choice rule.
-var studyTTLWorse = map[string]int{studyTTLChoiceRandom: studyTTLWorseRandom, studyTTLChoiceP2C: studyTTLWorseP2C}
+// studyTTLWorse is the study's count of TTL cells worse without a TTL for
+// a JBSQ choice rule (ok false: the study reports none for it).
+func studyTTLWorse(choice string) (worse int, ok bool) {
+	switch choice {
+	case "jbsq/random":
+		return 12, true
+	case "jbsq/p2c":
+		return 11, true
+	}
+	return 0, false
+}
 
 // judgeRate judges our violation rate (or difference of rates) s against
 // the study's [lo, hi] (lo = hi: a single value; hi ≥ 1: "> lo"); unit is
