@@ -7,6 +7,8 @@ LDFLAGS := -X github.com/p4ctl/p4ctl/pkg/version.release=$(VERSION)
 # Benchmarks: `make bench BENCH=BenchmarkDecideC` narrows the set.
 BENCH ?= .
 BENCHTIME ?= 1s
+# staticcheck, pinned; fetched through the Go module proxy by `go run`.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
@@ -35,10 +37,11 @@ bench: deps ## Run benchmarks (ratios against in-run baselines are printed by th
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet and go mod tidy -diff (part of make test, so CI fails on unformatted code or an untidy module)
+lint: ## gofmt, go vet, staticcheck and go mod tidy -diff (part of make test, so CI fails on unformatted code, a vet or staticcheck finding, or an untidy module)
 	@files=$$(git ls-files '*.go' 2>/dev/null) || files=$$(find . -name '*.go' -not -path './out/*'); \
 	out=$$(gofmt -l $$files); if [ -n "$$out" ]; then echo "make lint: gofmt needed (run gofmt -w):" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	@$(GO) mod tidy -diff || { echo "make lint: go.mod/go.sum are not tidy (run go mod tidy)" >&2; exit 1; }
 
 .PHONY: demo

@@ -645,10 +645,6 @@ type arena struct {
 	p []Param
 }
 
-func newArena(entries int) *arena {
-	return &arena{m: make([]Match, 0, 2*entries), p: make([]Param, 0, 2*entries)}
-}
-
 func (a *arena) matches(ms ...Match) []Match {
 	if cap(a.m)-len(a.m) < len(ms) {
 		a.m = make([]Match, 0, max(1024, 2*cap(a.m)))

@@ -198,6 +198,7 @@ func (b *EntryBuilder) Default() *EntryBuilder {
 
 // ControllerMetadata sets the opaque controller_metadata cookie.
 func (b *EntryBuilder) ControllerMetadata(v uint64) *EntryBuilder {
+	//lint:ignore SA1019 controller_metadata is deprecated but still read and written by P4Runtime 1.x servers (PI among them)
 	b.entry.ControllerMetadata = v
 	return b
 }

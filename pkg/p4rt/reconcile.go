@@ -54,6 +54,7 @@ func EntryKey(e *p4v1.TableEntry) string {
 // member/group), controller metadata and metadata: i.e. whether a MODIFY
 // would change nothing.
 func SameContents(a, b *p4v1.TableEntry) bool {
+	//lint:ignore SA1019 controller_metadata is deprecated but still read and written by P4Runtime 1.x servers (PI among them)
 	if a.GetControllerMetadata() != b.GetControllerMetadata() || string(a.GetMetadata()) != string(b.GetMetadata()) {
 		return false
 	}

@@ -37,10 +37,7 @@ type rig struct {
 	sw       *dataplane.Switch
 	fab      *fabric.Fabric
 	servers  []*fnserver.Server
-	ctl      interface {
-		Close() error
-	}
-	read func(ctx context.Context, name string) []uint64 // register or counter cells via P4Runtime
+	read     func(ctx context.Context, name string) []uint64 // register or counter cells via P4Runtime
 }
 
 func newRig(t testing.TB, class0 fnserver.Dist, serverDelays []fnserver.SiteDelay) *rig {

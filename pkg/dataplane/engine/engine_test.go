@@ -468,7 +468,7 @@ func TestCountersAndRegisters(t *testing.T) {
 	if err := regW(&p4v1.Index{Index: 1}, []byte{0x10, 0}); code(err) != codes.InvalidArgument {
 		t.Fatalf("13-bit value in bit<12>: %v", err)
 	}
-	p = e.Acquire()
+	r, _ = e.Acquire().Register("C.cells") // the running pipeline's cells, read under the lock
 	for i := uint64(0); i < 8; i++ {
 		if r.Read(i) != 1 {
 			t.Errorf("cell %d = %d after wildcard write", i, r.Read(i))

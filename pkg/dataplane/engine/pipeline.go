@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -382,14 +381,4 @@ func compileTable(p *Pipeline, tb *p4configv1.Table, directUnits map[uint32]p4co
 
 func cloneCall(a ActionCall) ActionCall {
 	return ActionCall{ID: a.ID, Params: append([]uint64(nil), a.Params...)}
-}
-
-// tableNames returns the pipeline's table names, sorted (for messages).
-func (p *Pipeline) tableNames() []string {
-	var s []string
-	for n := range p.tablesByName {
-		s = append(s, n)
-	}
-	sort.Strings(s)
-	return s
 }

@@ -124,6 +124,7 @@ func filter(te *p4v1.TableEntry, e *Entry) bool {
 	if te.GetPriority() != 0 && te.GetPriority() != e.priority {
 		return false
 	}
+	//lint:ignore SA1019 a P4Runtime server honours the deprecated controller_metadata for the clients that still set it
 	if te.GetControllerMetadata() != 0 && te.GetControllerMetadata() != e.controllerMetadata {
 		return false
 	}
@@ -187,6 +188,7 @@ func (t *Table) toProto(e *Entry, withCounter bool) *p4v1.TableEntry {
 		}
 		te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
 	}
+	//lint:ignore SA1019 a P4Runtime server honours the deprecated controller_metadata for the clients that still set it
 	te.ControllerMetadata = e.controllerMetadata
 	if len(e.metadata) > 0 {
 		te.Metadata = append([]byte(nil), e.metadata...)

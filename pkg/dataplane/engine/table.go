@@ -437,12 +437,3 @@ func (t *Table) remove(e *Entry) {
 	delete(t.entries, e.key)
 	t.unindex(e)
 }
-
-// clear removes every entry and restores the initial default action.
-func (t *Table) clear() {
-	for _, e := range t.entries {
-		t.unindex(e)
-	}
-	t.entries = map[string]*Entry{}
-	t.def = &Entry{Action: cloneCall(t.initialDefault), isDefault: true}
-}

@@ -352,6 +352,7 @@ func (p *Pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry, un
 			return err
 		}
 		e := &Entry{Action: call, match: match, priority: te.GetPriority(), key: key,
+			//lint:ignore SA1019 a P4Runtime server honours the deprecated controller_metadata for the clients that still set it
 			controllerMetadata: te.GetControllerMetadata(), metadata: append([]byte(nil), te.GetMetadata()...),
 			idleTimeoutNs: te.GetIdleTimeoutNs()}
 		if d := te.GetCounterData(); d != nil {
@@ -387,6 +388,7 @@ func (p *Pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry, un
 		}
 		old := *existing
 		existing.Action = call
+		//lint:ignore SA1019 a P4Runtime server honours the deprecated controller_metadata for the clients that still set it
 		existing.controllerMetadata = te.GetControllerMetadata()
 		existing.metadata = append([]byte(nil), te.GetMetadata()...)
 		existing.idleTimeoutNs = te.GetIdleTimeoutNs()
@@ -445,6 +447,7 @@ func (p *Pipeline) writeDefault(typ p4v1.Update_Type, t *Table, te *p4v1.TableEn
 		counter = [2]uint64{pk, by}
 	}
 	t.def.Action, t.def.counter = call, counter
+	//lint:ignore SA1019 a P4Runtime server honours the deprecated controller_metadata for the clients that still set it
 	t.def.controllerMetadata, t.def.metadata = te.GetControllerMetadata(), append([]byte(nil), te.GetMetadata()...)
 	record(undo, func() {
 		t.def.Action, t.def.counter = old.Action, old.counter

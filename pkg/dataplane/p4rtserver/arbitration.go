@@ -178,8 +178,9 @@ func streamError(code codes.Code, msg string, details interface{}) *p4v1.StreamM
 // terminates the stream.
 func (s *Server) arbitrate(c *conn, u *p4v1.MasterArbitrationUpdate, first bool) error {
 	roleName := u.GetRole().GetName()
-	if roleName == "" && u.GetRole().GetId() != 0 {
-		roleName = fmt.Sprint(u.GetRole().GetId()) // deprecated numeric role ids
+	//lint:ignore SA1019 a P4Runtime server still accepts the deprecated numeric role id
+	if id := u.GetRole().GetId(); roleName == "" && id != 0 {
+		roleName = fmt.Sprint(id)
 	}
 	election := u.GetElectionId()
 	if !validElection(election) {

@@ -224,7 +224,7 @@ type sim struct {
 	waited []float64 // per request
 
 	// measurement
-	warm, tw, te   float64
+	tw, te         float64
 	firstMeasured  int
 	nWaiting       int
 	lastT, area    float64
