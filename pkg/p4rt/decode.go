@@ -100,7 +100,7 @@ func (x *Index) DecodeTableEntry(e *p4v1.TableEntry) (Entry, error) {
 		return Entry{}, fmt.Errorf("table id 0x%08x is not in the P4Info", e.GetTableId())
 	}
 	out := Entry{Table: t.GetPreamble().GetName(), Default: e.GetIsDefaultAction(), Priority: e.GetPriority(),
-		//lint:ignore SA1019 controller_metadata is deprecated but still read and written by P4Runtime 1.x servers (PI among them)
+		//lint:ignore SA1019 the client still reads and writes the deprecated controller_metadata for entries and operators that use it (metadata, its successor, is handled beside it)
 		Const: e.GetIsConst(), CtrlMeta: e.GetControllerMetadata()}
 	fields := map[uint32]*p4configv1.MatchField{}
 	for _, f := range t.GetMatchFields() {

@@ -198,7 +198,7 @@ func (b *EntryBuilder) Default() *EntryBuilder {
 
 // ControllerMetadata sets the opaque controller_metadata cookie.
 func (b *EntryBuilder) ControllerMetadata(v uint64) *EntryBuilder {
-	//lint:ignore SA1019 controller_metadata is deprecated but still read and written by P4Runtime 1.x servers (PI among them)
+	//lint:ignore SA1019 the client still reads and writes the deprecated controller_metadata for entries and operators that use it (metadata, its successor, is handled beside it)
 	b.entry.ControllerMetadata = v
 	return b
 }

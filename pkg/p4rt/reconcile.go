@@ -54,7 +54,7 @@ func EntryKey(e *p4v1.TableEntry) string {
 // member/group), controller metadata and metadata: i.e. whether a MODIFY
 // would change nothing.
 func SameContents(a, b *p4v1.TableEntry) bool {
-	//lint:ignore SA1019 controller_metadata is deprecated but still read and written by P4Runtime 1.x servers (PI among them)
+	//lint:ignore SA1019 the client still reads and writes the deprecated controller_metadata for entries and operators that use it (metadata, its successor, is handled beside it)
 	if a.GetControllerMetadata() != b.GetControllerMetadata() || string(a.GetMetadata()) != string(b.GetMetadata()) {
 		return false
 	}
