@@ -66,14 +66,13 @@ type PerSwitch struct {
 	StateMB      float64 `json:"state_mb_all_switches"`
 }
 
-// DefaultSites, DefaultRegions and DefaultPolicies return the issue's grid
-// (fresh slices).
+// DefaultSites returns the default grid's site counts N (a fresh slice).
 func DefaultSites() []int { return []int{10, 100, 1000, 10000} }
 
-// DefaultRegions: see DefaultSites.
+// DefaultRegions returns the default grid's region counts R (a fresh slice).
 func DefaultRegions() []int { return []int{5, 12, 32} }
 
-// DefaultPolicies: see DefaultSites.
+// DefaultPolicies returns the default grid's policies (a fresh slice).
 func DefaultPolicies() []string { return []string{"A", "B", "C", "C+", "D"} }
 
 // Policies returns the policies Measure accepts: those compiled into table

@@ -81,8 +81,7 @@ type Config struct {
 // A year of the two example sites at 10 000 requests per hour is 175 M.
 const MaxSampledRequests = 200_000_000
 
-// DefaultSweepGains, DefaultSweepHolds and DefaultSweepHorizons are the
-// default sweep.
+// DefaultSweepGains is the default sweep of min_gain (relative, %).
 func DefaultSweepGains() []regions.Gain {
 	return []regions.Gain{{Value: 0, Relative: true}, {Value: 2, Relative: true}, {Value: 5, Relative: true}, {Value: 10, Relative: true}, {Value: 20, Relative: true}}
 }

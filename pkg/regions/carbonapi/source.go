@@ -19,7 +19,7 @@ import (
 // Retention is how far back a Source keeps hourly values.
 const Retention = 48 * time.Hour
 
-// ErrNoData: a past hour the source has no value for.
+// ErrNoData is returned for a past hour the source has no value for.
 var ErrNoData = errors.New("no carbon data")
 
 // StaleError says that a zone has no value for the current hour whose age
