@@ -13,7 +13,9 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -49,15 +51,22 @@ type Options struct {
 	CPUPort uint32
 	// StrictBytestrings rejects zero-padded P4Runtime bytestrings.
 	StrictBytestrings bool
+	// Datapath starts what runs the packets; nil means GoModel. The XDP
+	// program is pkg/dataplane/xdp.
+	Datapath NewDatapath
+	// Log receives the datapath's operational messages; nil discards them.
+	Log *slog.Logger
 }
 
 // Switch is the embedded p4ctl target. It is safe for concurrent use.
 type Switch struct {
 	eng     *engine.Engine
-	model   *program.Model
+	dp      Datapath
+	follow  Follower // dp, when it keeps its own copy of the state
 	cpuPort uint32
+	log     *slog.Logger
 
-	bindErr error // last model bind error (under the engine's write lock)
+	bindErr error // last datapath bind error (under the engine's write lock)
 	digests *digester
 
 	outMu   sync.RWMutex
@@ -98,9 +107,12 @@ func schemaDefaults(prog pipeline.Program) engine.DefaultsFunc {
 
 // New returns a running switch.
 func New(opts Options) (*Switch, error) {
-	s := &Switch{cpuPort: opts.CPUPort, outs: map[uint64]func(Egress){}, digests: newDigester()}
+	s := &Switch{cpuPort: opts.CPUPort, outs: map[uint64]func(Egress){}, digests: newDigester(), log: opts.Log}
 	if s.cpuPort == 0 {
 		s.cpuPort = DefaultCPUPort
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	clock := opts.Clock
 	if clock == nil {
@@ -112,11 +124,35 @@ func New(opts Options) (*Switch, error) {
 		Verify:            VerifyP4Info,
 		Defaults:          schemaDefaults(pipeline.Schema()),
 		OnCommit: func(p *engine.Pipeline) {
-			s.bindErr = s.model.Bind(p)
+			s.bindErr = s.dp.Bind(p)
+		},
+		OnWrite: func(p *engine.Pipeline, ch *engine.Changes) {
+			if s.follow == nil {
+				return
+			}
+			if err := s.follow.Apply(p, ch); err != nil {
+				s.log.Error("the datapath did not follow a write", "err", err)
+			}
+		},
+		Admit: func(t *engine.Table, e *engine.Entry) error {
+			if s.follow == nil {
+				return nil
+			}
+			return s.follow.Admit(t, e)
 		},
 		PacketOut: s.packetOut,
 	})
-	s.model = program.New(s.eng, clock, s.digests.sample)
+	start := opts.Datapath
+	if start == nil {
+		start = GoModel
+	}
+	dp, err := start(DatapathEnv{Engine: s.eng, Clock: clock, Digest: s.digests.sample, Log: s.log,
+		PacketIn: func(frame []byte) { s.eng.EmitPacketIn(&p4v1.PacketIn{Payload: frame}) }})
+	if err != nil {
+		return nil, fmt.Errorf("start the datapath: %w", err)
+	}
+	s.dp = dp
+	s.follow, _ = dp.(Follower)
 	if !opts.NoPipeline {
 		info := opts.P4Info
 		if info == nil {
@@ -157,8 +193,20 @@ func (s *Switch) Write(ctx context.Context, updates []*p4v1.Update, atomicity p4
 	return s.eng.Write(ctx, updates, atomicity)
 }
 
-// Read implements p4rtserver.Target.
+// Read implements p4rtserver.Target. A datapath that keeps its own
+// registers and counters copies them in first.
 func (s *Switch) Read(ctx context.Context, e *p4v1.Entity, emit func(*p4v1.Entity) error) error {
+	if s.follow != nil {
+		switch e.GetEntity().(type) {
+		case *p4v1.Entity_CounterEntry, *p4v1.Entity_RegisterEntry:
+			p := s.eng.Acquire()
+			err := s.sync(p)
+			s.eng.Release()
+			if err != nil {
+				return err
+			}
+		}
+	}
 	return s.eng.Read(ctx, e, emit)
 }
 
@@ -178,6 +226,15 @@ func (s *Switch) PacketOut(ctx context.Context, p *p4v1.PacketOut) error {
 func (s *Switch) packetOut(_ context.Context, p *p4v1.PacketOut) error {
 	if len(p.GetMetadata()) > 0 {
 		return status.Error(codes.InvalidArgument, "the p4ctl program declares no packet_out header: PacketOut metadata must be empty")
+	}
+	if tx, ok := s.dp.(Transmitter); ok {
+		err := tx.Transmit(p.GetPayload(), s.cpuPort)
+		if !errors.Is(err, ErrNoPorts) {
+			if err != nil {
+				return status.Errorf(codes.Internal, "PacketOut: %v", err)
+			}
+			return nil
+		}
 	}
 	s.Inject(s.cpuPort, p.GetPayload())
 	return nil
@@ -220,7 +277,7 @@ type Output struct {
 // when it leaves on the CPU port. It returns the outcome too.
 func (s *Switch) Inject(inPort uint32, frame []byte) Output {
 	buf := append([]byte(nil), frame...)
-	res := s.model.Process(buf, inPort)
+	res := s.dp.Process(buf, inPort)
 	out := Output{Result: res}
 	if res.Verdict == program.Dropped {
 		return out
@@ -248,7 +305,19 @@ func (s *Switch) Inject(inPort uint32, frame []byte) Output {
 // in place, without delivering it anywhere: the allocation-free path for
 // benchmarks and for callers that route frames themselves.
 func (s *Switch) Process(frame []byte, inPort uint32) program.Result {
-	return s.model.Process(frame, inPort)
+	return s.dp.Process(frame, inPort)
+}
+
+// sync copies the datapath's registers and counters into p (a no-op for
+// the Go model, whose state is p's). Called with the engine's read lock.
+func (s *Switch) sync(p *engine.Pipeline) error {
+	if s.follow == nil || p == nil {
+		return nil
+	}
+	if err := s.follow.Sync(p); err != nil {
+		return status.Errorf(codes.Internal, "read the datapath's registers and counters: %v", err)
+	}
+	return nil
 }
 
 // CounterValue reads cell index of the named indirect counter.
@@ -257,6 +326,9 @@ func (s *Switch) CounterValue(name string, index uint64) (packets, bytes uint64,
 	defer s.eng.Release()
 	if p == nil {
 		return 0, 0, fmt.Errorf("counter %s: no pipeline", name)
+	}
+	if err := s.sync(p); err != nil {
+		return 0, 0, err
 	}
 	c, err := p.Counter(name)
 	if err != nil {
@@ -276,6 +348,9 @@ func (s *Switch) RegisterValue(name string, index uint64) (uint64, error) {
 	if p == nil {
 		return 0, fmt.Errorf("register %s: no pipeline", name)
 	}
+	if err := s.sync(p); err != nil {
+		return 0, err
+	}
 	r, err := p.Register(name)
 	if err != nil {
 		return 0, err
@@ -288,3 +363,12 @@ func (s *Switch) RegisterValue(name string, index uint64) (uint64, error) {
 
 // CPUPort returns the switch's CPU port.
 func (s *Switch) CPUPort() uint32 { return s.cpuPort }
+
+// Close stops the datapath (the XDP program detaches from its interfaces;
+// the Go model has nothing to stop). The switch must not be used after.
+func (s *Switch) Close() error {
+	if c, ok := s.dp.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}

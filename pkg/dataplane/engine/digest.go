@@ -78,6 +78,7 @@ func (p *Pipeline) writeDigest(typ p4v1.Update_Type, de *p4v1.DigestEntry, undo 
 	}
 	d.cfg.Store(next)
 	record(undo, func() { d.cfg.Store(old) })
+	p.noteDigest(d)
 	return nil
 }
 

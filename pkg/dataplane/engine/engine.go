@@ -53,6 +53,18 @@ type Options struct {
 	// PacketOut handles PacketOut messages from the controller. When nil,
 	// PacketOut returns UNIMPLEMENTED.
 	PacketOut func(ctx context.Context, p *p4v1.PacketOut) error
+
+	// OnWrite, when set, is called with the pipeline and the net changes of
+	// every Write batch that changed something, while the write lock is
+	// held (after a failed atomic batch was undone): the place for a
+	// datapath that keeps its own copy of the state to follow it.
+	OnWrite func(*Pipeline, *Changes)
+
+	// Admit, when set, is asked before an entry is inserted (e is complete
+	// but not yet in t). An error refuses the insert and is the update's
+	// error: a status error as is (RESOURCE_EXHAUSTED for a datapath's
+	// limit), any other as INVALID_ARGUMENT.
+	Admit func(t *Table, e *Entry) error
 }
 
 // Engine is the P4Runtime-facing state of a target. It is safe for
@@ -127,7 +139,12 @@ func (e *Engine) build(cfg *p4v1.ForwardingPipelineConfig) (*Pipeline, error) {
 			return nil, invalid("p4info rejected: %v", err)
 		}
 	}
-	return compile(cfg, e.opts.StrictBytestrings, e.opts.Defaults)
+	p, err := compile(cfg, e.opts.StrictBytestrings, e.opts.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	p.admit = e.opts.Admit
+	return p, nil
 }
 
 // SetPipeline implements p4rtserver.Target: VERIFY compiles only;
@@ -189,6 +206,7 @@ func (e *Engine) SetPipeline(ctx context.Context, action p4v1.SetForwardingPipel
 			if err := transfer(e.cur, p); err != nil {
 				return status.Errorf(codes.FailedPrecondition, "RECONCILE_AND_COMMIT: %v", err)
 			}
+			p.carried = true
 		}
 		e.install(p)
 		return nil

@@ -33,6 +33,10 @@ type Pipeline struct {
 	digests       []*Digest
 	digestsByID   map[uint32]*Digest
 	digestNames   map[string]*Digest
+
+	admit   func(*Table, *Entry) error // Options.Admit
+	pending *Changes                   // the batch being applied by Write (under the write lock)
+	carried bool                       // installed by RECONCILE_AND_COMMIT over a running pipeline
 }
 
 type actionInfo struct {

@@ -44,12 +44,16 @@ func (e *Engine) Write(ctx context.Context, updates []*p4v1.Update, atomicity p4
 		undo = new([]func())
 	}
 	failed := false
+	ch := &Changes{}
+	p.pending = ch
 	for i, u := range updates {
 		if errs[i] = p.apply(u, undo); errs[i] != nil {
 			failed = true
 		}
 	}
+	p.pending = nil
 	if atomic && failed {
+		ch = &Changes{}
 		for j := len(*undo) - 1; j >= 0; j-- {
 			(*undo)[j]()
 		}
@@ -58,6 +62,9 @@ func (e *Engine) Write(ctx context.Context, updates []*p4v1.Update, atomicity p4
 				errs[i] = status.Error(codes.Aborted, "not applied: another update of this atomic batch failed")
 			}
 		}
+	}
+	if e.opts.OnWrite != nil && !ch.Empty() {
+		e.opts.OnWrite(p, ch)
 	}
 	return errs
 }
@@ -362,8 +369,17 @@ func (p *Pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry, un
 			}
 			e.counter = [2]uint64{pk, by}
 		}
+		if p.admit != nil {
+			if err := p.admit(t, e); err != nil {
+				if _, ok := status.FromError(err); ok {
+					return err
+				}
+				return invalid("table %s: %v", t.Name, err)
+			}
+		}
 		t.insert(e)
 		record(undo, func() { t.remove(e) })
+		p.noteEntry(t, e)
 		return nil
 	case p4v1.Update_MODIFY:
 		if existing == nil {
@@ -397,6 +413,7 @@ func (p *Pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry, un
 			existing.Action, existing.controllerMetadata, existing.metadata = old.Action, old.controllerMetadata, old.metadata
 			existing.idleTimeoutNs, existing.counter = old.idleTimeoutNs, old.counter
 		})
+		p.noteEntry(t, existing)
 		return nil
 	default: // DELETE: only the key counts
 		if existing == nil {
@@ -407,6 +424,7 @@ func (p *Pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry, un
 			t.entries[existing.key] = existing
 			t.index(existing)
 		})
+		p.noteEntry(t, existing)
 		return nil
 	}
 }
@@ -453,6 +471,7 @@ func (p *Pipeline) writeDefault(typ p4v1.Update_Type, t *Table, te *p4v1.TableEn
 		t.def.Action, t.def.counter = old.Action, old.counter
 		t.def.controllerMetadata, t.def.metadata = old.controllerMetadata, old.metadata
 	})
+	p.noteDefault(t)
 	return nil
 }
 
@@ -500,6 +519,7 @@ func (p *Pipeline) writeCounter(typ p4v1.Update_Type, ce *p4v1.CounterEntry, und
 	for j := lo; j < hi; j++ {
 		c.set(j, pk, by)
 	}
+	p.noteCounter(c)
 	return nil
 }
 
@@ -584,5 +604,6 @@ func (p *Pipeline) writeRegister(typ p4v1.Update_Type, re *p4v1.RegisterEntry, u
 	for j := lo; j < hi; j++ {
 		r.Write(j, v)
 	}
+	p.noteRegister(r)
 	return nil
 }
