@@ -36,8 +36,9 @@ type Follower interface {
 	// under the engine's write lock.
 	Apply(p *engine.Pipeline, ch *engine.Changes) error
 	// Sync copies what the data plane writes (registers, counters) into p's
-	// cells, before the controller reads them.
-	Sync(p *engine.Pipeline) error
+	// cells, before the controller reads them: those of the register or
+	// counter named name ("" for every one), at index (-1 for every cell).
+	Sync(p *engine.Pipeline, name string, index int64) error
 }
 
 // Transmitter is implemented by a datapath whose ports are real interfaces:

@@ -200,7 +200,7 @@ func (s *Switch) Read(ctx context.Context, e *p4v1.Entity, emit func(*p4v1.Entit
 		switch e.GetEntity().(type) {
 		case *p4v1.Entity_CounterEntry, *p4v1.Entity_RegisterEntry:
 			p := s.eng.Acquire()
-			err := s.sync(p)
+			err := s.sync(p, "", -1)
 			s.eng.Release()
 			if err != nil {
 				return err
@@ -309,12 +309,13 @@ func (s *Switch) Process(frame []byte, inPort uint32) program.Result {
 }
 
 // sync copies the datapath's registers and counters into p (a no-op for
-// the Go model, whose state is p's). Called with the engine's read lock.
-func (s *Switch) sync(p *engine.Pipeline) error {
+// the Go model, whose state is p's): name's ("" every one's) cells at
+// index (-1 every cell). Called with the engine's read lock.
+func (s *Switch) sync(p *engine.Pipeline, name string, index int64) error {
 	if s.follow == nil || p == nil {
 		return nil
 	}
-	if err := s.follow.Sync(p); err != nil {
+	if err := s.follow.Sync(p, name, index); err != nil {
 		return status.Errorf(codes.Internal, "read the datapath's registers and counters: %v", err)
 	}
 	return nil
@@ -327,7 +328,7 @@ func (s *Switch) CounterValue(name string, index uint64) (packets, bytes uint64,
 	if p == nil {
 		return 0, 0, fmt.Errorf("counter %s: no pipeline", name)
 	}
-	if err := s.sync(p); err != nil {
+	if err := s.sync(p, name, int64(index)); err != nil {
 		return 0, 0, err
 	}
 	c, err := p.Counter(name)
@@ -348,7 +349,7 @@ func (s *Switch) RegisterValue(name string, index uint64) (uint64, error) {
 	if p == nil {
 		return 0, fmt.Errorf("register %s: no pipeline", name)
 	}
-	if err := s.sync(p); err != nil {
+	if err := s.sync(p, name, int64(index)); err != nil {
 		return 0, err
 	}
 	r, err := p.Register(name)

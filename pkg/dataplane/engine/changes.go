@@ -91,6 +91,10 @@ func (e *Entry) Match(i int) FieldMatch {
 // ternary, range or optional fields).
 func (e *Entry) Priority() int32 { return e.priority }
 
+// Seq is the entry's insertion order in its table: between two matching
+// entries of equal priority, the lower Seq wins (Precedes).
+func (e *Entry) Seq() uint64 { return e.seq }
+
 // Precedes reports whether e wins over o when a key matches both: the
 // higher priority, and between equal priorities the entry inserted first
 // (the engine's lookup order).

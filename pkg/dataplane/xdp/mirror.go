@@ -1,0 +1,416 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/bpfobj"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/contract"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+)
+
+// This file is the control side of the translation (docs/XDP.md "Tables"):
+// the engine's entries, default actions, registers and counters, as the
+// XDP program's maps hold them.
+
+// Limits of the program's representation of the range and ternary tables:
+// Admit refuses an insert beyond them with RESOURCE_EXHAUSTED.
+const (
+	// MaxSLAEntriesPerSite bounds sla_feasibility's entries of one site, so
+	// that their ranges resolve into at most 2n+1 ≤ slaIntervals intervals.
+	MaxSLAEntriesPerSite = (slaIntervals - 1) / 2
+	// MaxRankRulesPerGroup bounds carbon_rank's entries of one epoch and
+	// site (or of one epoch across sites): the rules a lookup may scan.
+	MaxRankRulesPerGroup = rankRules
+)
+
+const (
+	slaIntervals = len(bpfobj.P4ctlSlaRanges{}.Iv)
+	rankRules    = len(bpfobj.P4ctlRankGroup{}.R)
+	slaEnd       = 1 << pipeline.WidthSLA // the start of an unused interval
+)
+
+// table is one P4Info table of the running pipeline and how its actions
+// are coded in the maps.
+type table struct {
+	t      *engine.Table
+	code   int                 // contract.TableCode
+	codes  map[uint32]uint8    // engine action id -> contract.ActionCode
+	params map[uint32][]string // engine action id -> its parameters' names, in the P4Info's order
+}
+
+// handles are the running pipeline's tables, registers and counters.
+type handles struct {
+	p      *engine.Pipeline
+	tables map[string]*table
+
+	credit                  [pipeline.Candidates]*engine.Register
+	work, regionOut, probe  *engine.Register
+	routed, fallback, bound *engine.Counter
+	lanes                   [4]*engine.Counter
+	latencyDigest           *engine.Digest
+}
+
+// resolve binds the contract's names in p.
+func resolve(p *engine.Pipeline) (*handles, error) {
+	h := &handles{p: p, tables: map[string]*table{}}
+	var errs []error
+	for _, st := range pipeline.Schema().Tables {
+		et, err := p.Table(st.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		code, _ := contract.TableCode(st.Name)
+		tb := &table{t: et, code: code, codes: map[uint32]uint8{}, params: map[uint32][]string{}}
+		for _, an := range st.Actions {
+			id, err := p.ActionID(an)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c, _ := contract.ActionCode(st, an)
+			tb.codes[id] = c
+			a, _ := pipeline.LookupAction(an)
+			names := make([]string, len(a.Params))
+			for _, prm := range a.Params {
+				j, err := p.ParamIndex(an, prm.Name)
+				if err != nil || j >= len(names) {
+					errs = append(errs, fmt.Errorf("action %s: parameter %s: %v", an, prm.Name, err))
+					continue
+				}
+				names[j] = prm.Name // the P4Info's order
+			}
+			tb.params[id] = names
+		}
+		h.tables[st.Name] = tb
+	}
+	reg := func(name string) *engine.Register {
+		r, err := p.Register(name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return r
+	}
+	ctr := func(name string) *engine.Counter {
+		c, err := p.Counter(name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return c
+	}
+	for k := range h.credit {
+		h.credit[k] = reg(pipeline.RegisterServerCredit(k))
+	}
+	h.work = reg(pipeline.RegisterServerWork)
+	h.regionOut = reg(pipeline.RegisterRegionOutstanding)
+	h.probe = reg(pipeline.RegisterLatencyProbe)
+	h.routed = ctr(pipeline.CounterRegionRouted)
+	h.fallback = ctr(pipeline.CounterRegionFallback)
+	h.bound = ctr(pipeline.CounterServerBound)
+	for i, l := range pipeline.Lanes() {
+		h.lanes[i] = ctr(l.Counter())
+	}
+	d, err := p.Digest(pipeline.DigestLatencySample)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	h.latencyDigest = d
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("bind the p4ctl XDP program to the pipeline: %w", errors.Join(errs...))
+	}
+	return h, nil
+}
+
+// action encodes an action call for the maps: each parameter in the
+// field of its name.
+func (tb *table) action(call *engine.ActionCall) (bpfobj.P4ctlP4Action, error) {
+	var a bpfobj.P4ctlP4Action
+	code, ok := tb.codes[call.ID]
+	if !ok {
+		return a, fmt.Errorf("table %s: action id %d is not the contract's", tb.t.Name, call.ID)
+	}
+	a.Code = code
+	for i, name := range tb.params[call.ID] {
+		if i >= len(call.Params) {
+			return a, fmt.Errorf("table %s: action id %d has %d parameters, want %d", tb.t.Name, call.ID, len(call.Params), len(tb.params[call.ID]))
+		}
+		v := call.Params[i]
+		switch name {
+		case pipeline.ParamSite:
+			a.Site = uint16(v)
+		case pipeline.ParamFeasible:
+			a.Feasible = uint32(v)
+		case pipeline.ParamNearest:
+			a.Nearest = uint8(v)
+		case pipeline.ParamEpoch:
+			a.Epoch = uint8(v)
+		case pipeline.ParamRegion:
+			a.Region = uint8(v)
+		case pipeline.ParamCapacity:
+			a.Capacity = uint32(v)
+		case pipeline.ParamPort:
+			a.Port = uint16(v)
+		case pipeline.ParamDMAC:
+			var b [8]byte
+			binary.BigEndian.PutUint64(b[:], v)
+			copy(a.Dmac[:], b[2:])
+		case pipeline.ParamAddr:
+			a.Addr = uint32(v)
+		case pipeline.ParamBase:
+			a.Base = uint16(v)
+		case pipeline.ParamSizeMask:
+			a.SizeMask = uint16(v)
+		case pipeline.ParamPolicy:
+			a.Policy = uint8(v)
+		case pipeline.ParamBound:
+			a.Bound = uint16(v)
+		case pipeline.ParamMaxHolds:
+			a.MaxHolds = uint8(v)
+		case pipeline.ParamOnFull:
+			a.OnFull = uint8(v)
+		case pipeline.ParamCreditTick:
+			a.CreditTick = uint8(v)
+		case pipeline.ParamLongReserve:
+			a.LongReserve = uint16(v)
+		case pipeline.ParamLongMaxHolds:
+			a.LongMaxHolds = uint8(v)
+		case pipeline.ParamCostMicros:
+			a.CostUs = uint32(v)
+		case pipeline.ParamIsLong:
+			a.IsLong = uint8(v)
+		default:
+			return a, fmt.Errorf("table %s: parameter %s has no field in the program's p4_action", tb.t.Name, name)
+		}
+	}
+	return a, nil
+}
+
+// Keys of the direct tables (one map entry per table entry).
+
+func lpmKey(e *engine.Entry) bpfobj.P4ctlLpmV4Key {
+	m := e.Match(0)
+	k := bpfobj.P4ctlLpmV4Key{Prefixlen: uint32(m.PrefixLen)}
+	binary.BigEndian.PutUint32(k.Addr[:], uint32(m.Value))
+	return k
+}
+
+// directMap is tb's map when tb is a direct table (one map entry per table
+// entry), else nil (grouped or keyless).
+func (d *Datapath) directMap(tb *table) *ebpf.Map {
+	switch tb.t.Name {
+	case pipeline.TableClientSite:
+		return d.objs.ClientSite
+	case pipeline.TableL3Forward:
+		return d.objs.L3Forward
+	case pipeline.TableL2Forward:
+		return d.objs.L2Forward
+	case pipeline.TableRegionNextHop:
+		return d.objs.RegionNextHop
+	case pipeline.TableServerPool:
+		return d.objs.ServerPool
+	case pipeline.TableExecClassCost:
+		return d.objs.ExecClassCost
+	case pipeline.TableServerEndpoint:
+		return d.objs.ServerEndpoint
+	case pipeline.TableReplySource:
+		return d.objs.ReplySource
+	}
+	return nil
+}
+
+// directKey is e's key in its direct table's map: the LPM key, the MAC as
+// a u64, or the exact key as a u32.
+func directKey(tb *table, e *engine.Entry) any {
+	switch tb.t.Name {
+	case pipeline.TableClientSite, pipeline.TableL3Forward:
+		return lpmKey(e)
+	case pipeline.TableL2Forward:
+		return e.Match(0).Value
+	}
+	return uint32(e.Match(0).Value)
+}
+
+// deleteStale removes every key of tb's direct map that keep refuses.
+func deleteStale(tb *table, m *ebpf.Map, keep func(any) bool) error {
+	var stale []any
+	collect := func(it *ebpf.MapIterator, key any, fresh func() any) error {
+		var v bpfobj.P4ctlP4Action
+		for it.Next(key, &v) {
+			if k := derefKey(key); !keep(k) {
+				stale = append(stale, k)
+			}
+			key = fresh()
+		}
+		return it.Err()
+	}
+	var err error
+	switch tb.t.Name {
+	case pipeline.TableClientSite, pipeline.TableL3Forward:
+		err = collect(m.Iterate(), new(bpfobj.P4ctlLpmV4Key), func() any { return new(bpfobj.P4ctlLpmV4Key) })
+	case pipeline.TableL2Forward:
+		err = collect(m.Iterate(), new(uint64), func() any { return new(uint64) })
+	default:
+		err = collect(m.Iterate(), new(uint32), func() any { return new(uint32) })
+	}
+	if err != nil {
+		return fmt.Errorf("table %s: list the map: %w", tb.t.Name, err)
+	}
+	for _, k := range stale {
+		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("table %s: delete a stale entry: %w", tb.t.Name, err)
+		}
+	}
+	return nil
+}
+
+func derefKey(k any) any {
+	switch v := k.(type) {
+	case *bpfobj.P4ctlLpmV4Key:
+		return *v
+	case *uint64:
+		return *v
+	case *uint32:
+		return *v
+	}
+	return k
+}
+
+// Groups of the range and ternary tables: one map value per group, rebuilt
+// whole when any of its entries changes.
+
+type rankGroupKey = bpfobj.P4ctlRankKey
+
+func rankGroupOf(e *engine.Entry) rankGroupKey {
+	epoch, site := e.Match(0), e.Match(1)
+	switch {
+	case !site.Present || site.Mask == 0:
+		return rankGroupKey{Epoch: uint8(epoch.Value), Kind: contract.RankAny}
+	case site.Mask == 1<<pipeline.WidthSite-1:
+		return rankGroupKey{Epoch: uint8(epoch.Value), Kind: contract.RankSite, Site: uint16(site.Value)}
+	}
+	return rankGroupKey{Epoch: uint8(epoch.Value), Kind: contract.RankMasked}
+}
+
+func slaSiteOf(e *engine.Entry) uint32 { return uint32(e.Match(0).Value) }
+
+// Admit refuses an insert the program's maps cannot hold: more than
+// MaxSLAEntriesPerSite entries of one site in sla_feasibility, more than
+// MaxRankRulesPerGroup in one carbon_rank group.
+func (d *Datapath) Admit(t *engine.Table, e *engine.Entry) error {
+	switch t.Name {
+	case pipeline.TableSLAFeasibility:
+		site, n := slaSiteOf(e), 0
+		t.Entries(func(o *engine.Entry) bool {
+			if slaSiteOf(o) == site {
+				n++
+			}
+			return true
+		})
+		if n >= MaxSLAEntriesPerSite {
+			return status.Errorf(codes.ResourceExhausted, "table %s: site %d has %d entries, the XDP program's most per site (docs/XDP.md \"Limits\")",
+				t.Name, site, MaxSLAEntriesPerSite)
+		}
+	case pipeline.TableCarbonRank:
+		g, n := rankGroupOf(e), 0
+		t.Entries(func(o *engine.Entry) bool {
+			if rankGroupOf(o) == g {
+				n++
+			}
+			return true
+		})
+		if n >= MaxRankRulesPerGroup {
+			return status.Errorf(codes.ResourceExhausted, "table %s: epoch %d already has %d entries of this site match, the XDP program's most per group (docs/XDP.md \"Limits\")",
+				t.Name, g.Epoch, MaxRankRulesPerGroup)
+		}
+	}
+	return nil
+}
+
+// slaRanges resolves one site's entries, by precedence, into the disjoint
+// intervals sla_feasibility holds.
+func (tb *table) slaRanges(entries []*engine.Entry) (bpfobj.P4ctlSlaRanges, error) {
+	var r bpfobj.P4ctlSlaRanges
+	bounds := []uint64{0}
+	for _, e := range entries {
+		m := e.Match(1)
+		bounds = append(bounds, m.Low)
+		if m.High+1 < slaEnd {
+			bounds = append(bounds, m.High+1)
+		}
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var prev bpfobj.P4ctlSlaInterval
+	for i, b := range bounds {
+		var win *engine.Entry
+		for _, e := range entries {
+			if m := e.Match(1); m.Low <= b && b <= m.High && (win == nil || e.Precedes(win)) {
+				win = e
+			}
+		}
+		iv := bpfobj.P4ctlSlaInterval{Start: uint32(b)}
+		if win != nil {
+			a, err := tb.action(&win.Action)
+			if err != nil {
+				return r, err
+			}
+			iv.Code, iv.Feasible, iv.Nearest = a.Code, a.Feasible, a.Nearest
+		}
+		if i > 0 && iv.Code == prev.Code && iv.Feasible == prev.Feasible && iv.Nearest == prev.Nearest {
+			continue // the same action as the interval before: one interval
+		}
+		if int(r.N) == slaIntervals {
+			return r, fmt.Errorf("table %s: a site's ranges need more than %d intervals", tb.t.Name, slaIntervals)
+		}
+		r.Iv[r.N] = iv
+		r.N++
+		prev = iv
+	}
+	for i := int(r.N); i < slaIntervals; i++ {
+		r.Iv[i].Start = slaEnd
+	}
+	return r, nil
+}
+
+// rankGroup sorts one carbon_rank group's entries by precedence into rules.
+func (tb *table) rankGroup(entries []*engine.Entry) (bpfobj.P4ctlRankGroup, error) {
+	var g bpfobj.P4ctlRankGroup
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(a, b *engine.Entry) int {
+		switch {
+		case a.Precedes(b):
+			return -1
+		case b.Precedes(a):
+			return 1
+		}
+		return 0
+	})
+	if len(entries) > rankRules {
+		return g, fmt.Errorf("table %s: %d entries in one group, the program holds %d", tb.t.Name, len(entries), rankRules)
+	}
+	for i, e := range entries {
+		a, err := tb.action(&e.Action)
+		if err != nil {
+			return g, err
+		}
+		site, feas := e.Match(1), e.Match(2)
+		r := bpfobj.P4ctlRankRule{Prio: uint32(e.Priority()), Seq: uint32(e.Seq()), Region: a.Region, Code: a.Code}
+		if site.Present {
+			r.Sval, r.Smask = uint16(site.Value), uint16(site.Mask)
+		}
+		if feas.Present {
+			r.Fval, r.Fmask = uint32(feas.Value), uint32(feas.Mask)
+		}
+		g.R[i] = r
+	}
+	g.N = uint32(len(entries))
+	return g, nil
+}

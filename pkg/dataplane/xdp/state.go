@@ -1,0 +1,386 @@
+package xdp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/bpfobj"
+	"github.com/p4ctl/p4ctl/pkg/pipeline"
+)
+
+// loadGroups rebuilds the map values of a range or ternary table: those of
+// the groups ch touched, or all of them when ch is nil.
+func (d *Datapath) loadGroups(tb *table, ch *engine.Changes) error {
+	switch tb.t.Name {
+	case pipeline.TableSLAFeasibility:
+		return loadGrouped(tb, ch, d.objs.SlaFeasibility, slaSiteOf, tb.slaRanges, nil)
+	case pipeline.TableCarbonRank:
+		epochs := map[uint8]bool{}
+		err := loadGrouped(tb, ch, d.objs.CarbonRank, rankGroupOf, tb.rankGroup, func(k rankGroupKey) { epochs[k.Epoch] = true })
+		if err != nil {
+			return err
+		}
+		return d.loadRankKinds(tb, epochs, ch == nil)
+	}
+	return nil
+}
+
+// loadGrouped writes one map value per group of tb's entries (key: groupOf)
+// built by build, for the groups ch touched (all when ch is nil), and
+// deletes the values of groups left empty. touched sees every group
+// written or deleted.
+func loadGrouped[K comparable, V any](tb *table, ch *engine.Changes, m *ebpf.Map, groupOf func(*engine.Entry) K,
+	build func([]*engine.Entry) (V, error), touched func(K)) error {
+	want := map[K][]*engine.Entry{}
+	if ch != nil {
+		for _, c := range ch.Entries {
+			if c.Table == tb.t {
+				want[groupOf(c.Entry)] = nil
+			}
+		}
+	}
+	tb.t.Entries(func(e *engine.Entry) bool {
+		k := groupOf(e)
+		if _, ok := want[k]; ok || ch == nil {
+			want[k] = append(want[k], e)
+		}
+		return true
+	})
+	for k, entries := range want {
+		if touched != nil {
+			touched(k)
+		}
+		if len(entries) == 0 {
+			if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return fmt.Errorf("table %s: delete a group: %w", tb.t.Name, err)
+			}
+			continue
+		}
+		v, err := build(entries)
+		if err != nil {
+			return err
+		}
+		if err := m.Put(k, &v); err != nil {
+			return fmt.Errorf("table %s: write a group: %w", tb.t.Name, err)
+		}
+	}
+	if ch != nil {
+		return nil
+	}
+	// A full load: remove the groups that are no more.
+	var stale []K
+	var k K
+	it := m.Iterate()
+	var v V
+	for it.Next(&k, &v) {
+		if _, ok := want[k]; !ok {
+			stale = append(stale, k)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("table %s: list the map: %w", tb.t.Name, err)
+	}
+	for _, k := range stale {
+		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("table %s: delete a stale group: %w", tb.t.Name, err)
+		}
+	}
+	return nil
+}
+
+// loadRankKinds writes, for each epoch (all when all), which kinds of
+// carbon_rank groups it has: a lookup skips the others.
+func (d *Datapath) loadRankKinds(tb *table, epochs map[uint8]bool, all bool) error {
+	kinds := map[uint8]uint32{}
+	tb.t.Entries(func(e *engine.Entry) bool {
+		g := rankGroupOf(e)
+		kinds[g.Epoch] |= 1 << g.Kind
+		return true
+	})
+	for ep := 0; ep < 256; ep++ {
+		if !all && !epochs[uint8(ep)] {
+			continue
+		}
+		if err := d.objs.CarbonRankKinds.Put(uint32(ep), kinds[uint8(ep)]); err != nil {
+			return fmt.Errorf("table %s: write epoch %d's group kinds: %w", tb.t.Name, ep, err)
+		}
+	}
+	return nil
+}
+
+// Registers and counters. The program writes them; the engine's cells are
+// a copy, refreshed by Sync before the controller reads them, and what the
+// controller writes is copied into the maps.
+
+// creditCell is the map index of server_credit_<slot>[i].
+func creditCell(slot int, i uint64) uint32 { return uint32(slot*pipeline.SlotCells) + uint32(i) }
+
+// zeroState zeroes every register and counter (a fresh pipeline).
+func (d *Datapath) zeroState() error {
+	for _, m := range []struct {
+		m *ebpf.Map
+		n int
+		w int
+	}{
+		{d.objs.ServerCredit, pipeline.MaxServers, 8},
+		{d.objs.ServerWorkUs, pipeline.MaxServers, 4},
+		{d.objs.RegionOutstanding, pipeline.MaxRegions, 4},
+		{d.objs.LatencyProbe, pipeline.SizeLatencyProbe, 8},
+	} {
+		keys := make([]uint32, m.n)
+		for i := range keys {
+			keys[i] = uint32(i)
+		}
+		var err error
+		if m.w == 8 {
+			_, err = m.m.BatchUpdate(keys, make([]uint64, m.n), nil)
+		} else {
+			_, err = m.m.BatchUpdate(keys, make([]uint32, m.n), nil)
+		}
+		if err != nil {
+			return fmt.Errorf("zero the XDP registers: %w", err)
+		}
+	}
+	for _, m := range d.counterMaps() {
+		zero := make([]bpfobj.P4ctlP4Count, d.ncpu)
+		for i := 0; i < int(m.m.MaxEntries()); i++ {
+			if err := m.m.Put(uint32(i), zero); err != nil {
+				return fmt.Errorf("zero the XDP counters: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// counterMap pairs a counter's map with the engine's counter.
+type counterMap struct {
+	m      *ebpf.Map
+	offset uint32 // the counter's first cell in m
+	c      func(h *handles) *engine.Counter
+}
+
+func (d *Datapath) counterMaps() []counterMap {
+	out := []counterMap{
+		{d.objs.RegionRouted, 0, func(h *handles) *engine.Counter { return h.routed }},
+		{d.objs.RegionFallback, 0, func(h *handles) *engine.Counter { return h.fallback }},
+		{d.objs.ServerBound, 0, func(h *handles) *engine.Counter { return h.bound }},
+	}
+	for i := range pipeline.Lanes() {
+		out = append(out, counterMap{d.objs.DispatchEvents, uint32(i * pipeline.NumEvents),
+			func(h *handles) *engine.Counter { return h.lanes[i] }})
+	}
+	return out
+}
+
+// writeState copies registers and counters the controller wrote into the
+// maps (a counter's value goes to the first CPU's cell, the others' to 0).
+func (d *Datapath) writeState(h *handles, regs []*engine.Register, ctrs []*engine.Counter) error {
+	for _, r := range regs {
+		switch {
+		case r == h.work:
+			if err := putArray32(d.objs.ServerWorkUs, 0, r); err != nil {
+				return err
+			}
+		case r == h.regionOut:
+			if err := putArray32(d.objs.RegionOutstanding, 0, r); err != nil {
+				return err
+			}
+		case r == h.probe:
+			if err := putArray64(d.objs.LatencyProbe, 0, r); err != nil {
+				return err
+			}
+		default:
+			for k, c := range h.credit {
+				if r == c {
+					if err := putArray64(d.objs.ServerCredit, creditCell(k, 0), r); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	for _, c := range ctrs {
+		for _, cm := range d.counterMaps() {
+			if cm.c(h) != c {
+				continue
+			}
+			vals := make([]bpfobj.P4ctlP4Count, d.ncpu)
+			for i := 0; i < c.Size; i++ {
+				vals[0].Packets, vals[0].Bytes = c.Get(uint64(i))
+				if err := cm.m.Put(cm.offset+uint32(i), vals); err != nil {
+					return fmt.Errorf("write counter %s: %w", c.Name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func putArray32(m *ebpf.Map, offset uint32, r *engine.Register) error {
+	keys, vals := make([]uint32, r.Size), make([]uint32, r.Size)
+	for i := range keys {
+		keys[i], vals[i] = offset+uint32(i), uint32(r.Read(uint64(i)))
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+		return fmt.Errorf("write register %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+func putArray64(m *ebpf.Map, offset uint32, r *engine.Register) error {
+	keys, vals := make([]uint32, r.Size), make([]uint64, r.Size)
+	for i := range keys {
+		keys[i], vals[i] = offset+uint32(i), r.Read(uint64(i))
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+		return fmt.Errorf("write register %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+// readArray reads n cells of an array map from its start.
+func readArray[V any](m *ebpf.Map, n int) ([]V, error) {
+	keys, vals := make([]uint32, n), make([]V, n)
+	var cursor ebpf.MapBatchCursor
+	got := 0
+	for got < n {
+		c, err := m.BatchLookup(&cursor, keys[got:], vals[got:], nil)
+		got += c
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// readPerCPU reads n cells of a per-CPU array map: cell i of CPU c at
+// i*ncpu + c.
+func readPerCPU[V any](m *ebpf.Map, n, ncpu int) ([]V, error) {
+	keys, vals := make([]uint32, n), make([]V, n*ncpu)
+	var cursor ebpf.MapBatchCursor
+	got := 0
+	for got < n {
+		c, err := m.BatchLookup(&cursor, keys[got:], vals[got*ncpu:], nil)
+		got += c
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// Sync copies the program's registers and counters into p's cells: those
+// of the register or counter named name ("" for every one), at index (-1
+// for every cell).
+func (d *Datapath) Sync(p *engine.Pipeline, name string, index int64) error {
+	h := d.h
+	if h == nil || h.p != p {
+		return nil
+	}
+	for k, r := range h.credit {
+		if name == "" || name == r.Name {
+			if err := syncRegister(d.objs.ServerCredit, creditCell(k, 0), r, index, 8); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range []struct {
+		m *ebpf.Map
+		r *engine.Register
+		w int
+	}{{d.objs.ServerWorkUs, h.work, 4}, {d.objs.RegionOutstanding, h.regionOut, 4}, {d.objs.LatencyProbe, h.probe, 8}} {
+		if name == "" || name == a.r.Name {
+			if err := syncRegister(a.m, 0, a.r, index, a.w); err != nil {
+				return err
+			}
+		}
+	}
+	for _, cm := range d.counterMaps() {
+		c := cm.c(h)
+		if name != "" && name != c.Name {
+			continue
+		}
+		if index >= 0 {
+			if index >= int64(c.Size) {
+				continue
+			}
+			vals := make([]bpfobj.P4ctlP4Count, d.ncpu)
+			if err := cm.m.Lookup(cm.offset+uint32(index), &vals); err != nil {
+				return fmt.Errorf("read counter %s[%d]: %w", c.Name, index, err)
+			}
+			pk, by := sumCPUs(vals)
+			c.Set(uint64(index), pk, by)
+			continue
+		}
+		all, err := readPerCPU[bpfobj.P4ctlP4Count](cm.m, int(cm.m.MaxEntries()), d.ncpu)
+		if err != nil {
+			return fmt.Errorf("read counter %s: %w", c.Name, err)
+		}
+		for i := 0; i < c.Size; i++ {
+			cell := (int(cm.offset) + i) * d.ncpu
+			pk, by := sumCPUs(all[cell : cell+d.ncpu])
+			c.Set(uint64(i), pk, by)
+		}
+	}
+	return nil
+}
+
+func sumCPUs(v []bpfobj.P4ctlP4Count) (packets, bytes uint64) {
+	for _, c := range v {
+		packets += c.Packets
+		bytes += c.Bytes
+	}
+	return packets, bytes
+}
+
+// syncRegister copies register r (its cells at offset in m, width w bytes)
+// into the engine: cell index, or all when index < 0.
+func syncRegister(m *ebpf.Map, offset uint32, r *engine.Register, index int64, w int) error {
+	if index >= 0 {
+		if index >= int64(r.Size) {
+			return nil
+		}
+		var v uint64
+		var err error
+		if w == 8 {
+			err = m.Lookup(offset+uint32(index), &v)
+		} else {
+			var v32 uint32
+			err = m.Lookup(offset+uint32(index), &v32)
+			v = uint64(v32)
+		}
+		if err != nil {
+			return fmt.Errorf("read register %s[%d]: %w", r.Name, index, err)
+		}
+		r.Write(uint64(index), v)
+		return nil
+	}
+	n := int(offset) + r.Size
+	if w == 8 {
+		v, err := readArray[uint64](m, n)
+		if err != nil {
+			return fmt.Errorf("read register %s: %w", r.Name, err)
+		}
+		for i := 0; i < r.Size; i++ {
+			r.Write(uint64(i), v[int(offset)+i])
+		}
+		return nil
+	}
+	v, err := readArray[uint32](m, n)
+	if err != nil {
+		return fmt.Errorf("read register %s: %w", r.Name, err)
+	}
+	for i := 0; i < r.Size; i++ {
+		r.Write(uint64(i), uint64(v[int(offset)+i]))
+	}
+	return nil
+}
