@@ -56,3 +56,16 @@ func TestPacketCasesEmbedded(t *testing.T) {
 	bmv2harness.RequireNetNS(t)
 	packetCases(t, "p4ctl switch", embeddedPipeline(t), bmv2harness.Config{P4ctl: p4ctlBinary(t)})
 }
+
+// The shared packet-case table on `p4ctl switch --datapath xdp`: the p4ctl
+// program in the XDP data path of the same veths, driven over the same
+// P4Runtime calls, next to the in-process embedded target. The host ends
+// get GRO on, without which a veth drops the frames XDP redirects into it.
+func TestPacketCasesXDP(t *testing.T) {
+	bmv2harness.RequireNetNS(t)
+	if _, err := exec.LookPath("ethtool"); err != nil {
+		t.Skip("ethtool is needed to turn GRO on at the XDP ports' veth peers (apt-get install ethtool)")
+	}
+	packetCases(t, "p4ctl switch --datapath xdp", embeddedPipeline(t),
+		bmv2harness.Config{P4ctl: p4ctlBinary(t), Extra: []string{"--datapath", "xdp"}, HostGRO: true})
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
 )
 
 // switchOptions are the flags of `p4ctl switch`.
@@ -32,6 +33,9 @@ type switchOptions struct {
 	TLSKey      string
 	TLSClientCA string
 	Interfaces  []string
+	Datapath    string
+	XDPGeneric  bool
+	Recirc      string
 
 	p4info *p4configv1.P4Info
 	ports  []ports.Spec
@@ -59,7 +63,19 @@ interface that disappears while the switch runs (deleted, moved to another
 namespace) stops it with an error naming the port (exit 1); one that goes
 down is waited for. Interrupting the switch closes every socket.
 
-  p4ctl switch --no-p4 --device-id 1 -i 1@veth1 -i 2@veth2`,
+  p4ctl switch --no-p4 --device-id 1 -i 1@veth1 -i 2@veth2
+
+--datapath xdp runs the same program in the Linux XDP data path instead
+(the SmartNIC-class target, docs/XDP.md): the program is attached to each
+-i interface (native XDP, else generic XDP with a warning), tables,
+registers and counters live in BPF maps, held requests go round a
+recirculation veth pair (--recirculation NAME: NAME0/NAME1, created and
+removed by the switch). It needs root and a kernel with BPF, BTF and XDP
+(5.17 or later). A veth port's peer needs an XDP program or GRO on
+(ethtool -K PEER gro on) to receive the frames sent out of the port. On
+exit, even on SIGKILL, the program leaves every interface.
+
+  p4ctl switch --datapath xdp -i 1@veth1 -i 2@veth2`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
 	}
@@ -73,6 +89,9 @@ down is waited for. Interrupting the switch closes every socket.
 	f.StringVar(&o.TLSKey, "tls-key", "", "server key (PEM) for TLS")
 	f.StringVar(&o.TLSClientCA, "tls-client-ca", "", "CA (PEM) for client certificates: enables mTLS")
 	f.StringArrayVarP(&o.Interfaces, "interface", "i", nil, "data-plane port PORT@INTERFACE, e.g. 1@veth1 (repeatable; port numbers 0..509, not the CPU port)")
+	f.StringVar(&o.Datapath, "datapath", datapathGo, "what runs the packets: go (the Go model; AF_PACKET ports) or xdp (the XDP program; needs root)")
+	f.BoolVar(&o.XDPGeneric, "xdp-generic", false, "--datapath xdp: attach in generic (skb) mode everywhere instead of trying native XDP first")
+	f.StringVar(&o.Recirc, "recirculation", xdp.DefaultRecirculation, "--datapath xdp: name of the recirculation veth pair (NAME0, NAME1; at most 14 characters)")
 	return cmd
 }
 
@@ -93,8 +112,25 @@ func (o *switchOptions) Complete(*cobra.Command, []string) error {
 	return nil
 }
 
+// The --datapath values.
+const (
+	datapathGo  = "go"
+	datapathXDP = "xdp"
+)
+
 // Validate checks flag values (usage errors exit 2).
 func (o *switchOptions) Validate() error {
+	switch o.Datapath {
+	case datapathGo, datapathXDP:
+	default:
+		return usageErrorf("--datapath %q: want %s or %s", o.Datapath, datapathGo, datapathXDP)
+	}
+	if o.Datapath != datapathXDP && (o.XDPGeneric || o.Recirc != xdp.DefaultRecirculation) {
+		return usageErrorf("--xdp-generic and --recirculation are for --datapath xdp")
+	}
+	if o.Recirc == "" || len(o.Recirc) > 14 || strings.ContainsAny(o.Recirc, "/ \t\n") {
+		return usageErrorf("--recirculation %q: want an interface name prefix of 1..14 characters", o.Recirc)
+	}
 	if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
 		return err
 	}
@@ -155,29 +191,40 @@ func isLoopbackAddr(addr string) bool {
 // Run serves P4Runtime, and moves frames between the data-plane ports and
 // their interfaces, until ctx is done or a port fails.
 func (o *switchOptions) Run(ctx context.Context, s *streams) error {
-	sw, err := dataplane.New(dataplane.Options{P4Info: o.p4info, NoPipeline: o.NoP4, CPUPort: o.CPUPort})
+	log, err := newLogger(s.Err, "text", "info")
 	if err != nil {
 		return err
 	}
+	opts := dataplane.Options{P4Info: o.p4info, NoPipeline: o.NoP4, CPUPort: o.CPUPort, Log: log}
+	var dp *xdp.Datapath
+	if o.Datapath == datapathXDP {
+		opts.Datapath = xdp.New(xdp.Options{CPUPort: o.CPUPort}, func(d *xdp.Datapath) { dp = d })
+	}
+	sw, err := dataplane.New(opts)
+	if err != nil {
+		return fmt.Errorf("p4ctl switch: %w", err)
+	}
+	defer sw.Close()
 	var pp *ports.Ports
-	if len(o.ports) > 0 {
+	if dp != nil && len(o.ports) > 0 {
+		if err := dp.Attach(o.ports, xdp.AttachOptions{Generic: o.XDPGeneric, Recirculation: o.Recirc}); err != nil {
+			return fmt.Errorf("p4ctl switch: %w", err)
+		}
+	}
+	if dp == nil && len(o.ports) > 0 {
 		// Opened before the server listens, so that a missing interface
 		// fails the command before anything is announced.
-		log, err := newLogger(s.Err, "text", "info")
-		if err != nil {
-			return err
-		}
 		pp, err = ports.Open(sw, o.ports, ports.Options{NetNS: o.netns, Log: log})
 		if err != nil {
 			return fmt.Errorf("p4ctl switch: %w", err)
 		}
 		defer pp.Close()
 	}
-	opts := []p4rtserver.Option{p4rtserver.WithAddress(o.GRPCAddr), p4rtserver.WithDeviceID(o.DeviceID)}
+	sopts := []p4rtserver.Option{p4rtserver.WithAddress(o.GRPCAddr), p4rtserver.WithDeviceID(o.DeviceID)}
 	if o.TLSCert != "" {
-		opts = append(opts, p4rtserver.WithTLS(p4rtserver.TLS{CertFile: o.TLSCert, KeyFile: o.TLSKey, ClientCAFile: o.TLSClientCA}))
+		sopts = append(sopts, p4rtserver.WithTLS(p4rtserver.TLS{CertFile: o.TLSCert, KeyFile: o.TLSKey, ClientCAFile: o.TLSClientCA}))
 	}
-	srv := p4rtserver.New(sw, opts...)
+	srv := p4rtserver.New(sw, sopts...)
 	lis, err := srv.Listen()
 	if err != nil {
 		return err
@@ -191,12 +238,22 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 		pipelineNote = "no pipeline until SetForwardingPipelineConfig"
 	}
 	portNote := "no data-plane ports"
-	if pp != nil {
+	switch {
+	case pp != nil:
 		var specs []string
 		for _, sp := range pp.Specs() {
 			specs = append(specs, sp.String())
 		}
 		portNote = "ports " + strings.Join(specs, " ")
+	case dp != nil && len(o.ports) > 0:
+		specs, modes := dp.Ports()
+		var list []string
+		for i, sp := range specs {
+			list = append(list, fmt.Sprintf("%s (%s)", sp, modes[i]))
+		}
+		portNote = fmt.Sprintf("XDP ports %s, recirculation %s0/%s1", strings.Join(list, " "), o.Recirc, o.Recirc)
+	case dp != nil:
+		portNote = "XDP program loaded, no data-plane ports"
 	}
 	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", lis.Addr(), o.DeviceID, o.CPUPort, pipelineNote, portNote)
 	if o.ready != nil {

@@ -3,19 +3,13 @@ package xdp
 import (
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 
+	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/bpfobj"
 )
-
-// Port is a data-plane port: switch port Port on interface Iface.
-type Port struct {
-	Port  uint32
-	Iface string
-}
 
 // AttachOptions configure Attach.
 type AttachOptions struct {
@@ -35,24 +29,30 @@ const DefaultRecirculation = "p4rc"
 
 // attachment is what Attach set up, undone by detach.
 type attachment struct {
+	nl     *netlink.Handle // a netlink socket in the namespace Attach ran in
 	links  []link.Link
 	recirc [2]string
-	specs  []Port
+	specs  []ports.Spec
 	modes  []string
 }
 
 // Attach attaches the program to each port's interface and creates the
-// recirculation port. The program stays attached until Close, or until the
-// process ends (the attachments are BPF links, which the kernel removes
-// with the process, even on SIGKILL). Attach may be called once.
-func (d *Datapath) Attach(ports []Port, opts AttachOptions) (err error) {
+// recirculation port, in the network namespace of the calling thread. The
+// program stays attached until Close, or until the process ends (the
+// attachments are BPF links, which the kernel removes with the process,
+// even on SIGKILL). Attach may be called once.
+func (d *Datapath) Attach(specs []ports.Spec, opts AttachOptions) (err error) {
 	if d.ports != nil {
 		return errors.New("the XDP program is already attached")
 	}
 	if opts.Recirculation == "" {
 		opts.Recirculation = DefaultRecirculation
 	}
-	a := &attachment{recirc: [2]string{opts.Recirculation + "0", opts.Recirculation + "1"}, specs: ports}
+	nl, err := netlink.NewHandle()
+	if err != nil {
+		return fmt.Errorf("open a netlink socket: %w", err)
+	}
+	a := &attachment{nl: nl, recirc: [2]string{opts.Recirculation + "0", opts.Recirculation + "1"}, specs: specs}
 	defer func() {
 		if err != nil {
 			a.detach(d)
@@ -61,18 +61,19 @@ func (d *Datapath) Attach(ports []Port, opts AttachOptions) (err error) {
 	if err := a.makeRecirculation(d); err != nil {
 		return err
 	}
-	for _, p := range ports {
-		ifc, err := net.InterfaceByName(p.Iface)
+	for _, p := range specs {
+		l, err := nl.LinkByName(p.Interface)
 		if err != nil {
-			return fmt.Errorf("port %d: interface %s: %w", p.Port, p.Iface, err)
+			return fmt.Errorf("port %d: interface %s: %w", p.Port, p.Interface, err)
 		}
-		if err := d.objs.PortOfIfindex.Put(uint32(ifc.Index), p.Port); err != nil {
-			return fmt.Errorf("port %d: map interface %s: %w", p.Port, p.Iface, err)
+		ifindex := l.Attrs().Index
+		if err := d.objs.PortOfIfindex.Put(uint32(ifindex), p.Port); err != nil {
+			return fmt.Errorf("port %d: map interface %s: %w", p.Port, p.Interface, err)
 		}
-		if err := d.objs.TxPorts.Put(p.Port, bpfobj.P4ctlBpfDevmapVal{Ifindex: uint32(ifc.Index)}); err != nil {
-			return fmt.Errorf("port %d: interface %s as an egress port: %w", p.Port, p.Iface, err)
+		if err := d.objs.TxPorts.Put(p.Port, bpfobj.P4ctlBpfDevmapVal{Ifindex: uint32(ifindex)}); err != nil {
+			return fmt.Errorf("port %d: interface %s as an egress port: %w", p.Port, p.Interface, err)
 		}
-		mode, err := a.attach(d, ifc.Index, p.Iface, opts.Generic)
+		mode, err := a.attach(d, ifindex, p.Interface, opts.Generic)
 		if err != nil {
 			return fmt.Errorf("port %d: %w", p.Port, err)
 		}
@@ -106,21 +107,21 @@ func (a *attachment) attach(d *Datapath, ifindex int, name string, generic bool)
 // program to its receiving end.
 func (a *attachment) makeRecirculation(d *Datapath) error {
 	for _, n := range a.recirc {
-		if l, err := netlink.LinkByName(n); err == nil {
-			if err := netlink.LinkDel(l); err != nil {
+		if l, err := a.nl.LinkByName(n); err == nil {
+			if err := a.nl.LinkDel(l); err != nil {
 				return fmt.Errorf("remove the stale recirculation interface %s: %w", n, err)
 			}
 		}
 	}
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a.recirc[0]}, PeerName: a.recirc[1]}
-	if err := netlink.LinkAdd(veth); err != nil {
+	if err := a.nl.LinkAdd(veth); err != nil {
 		return fmt.Errorf("create the recirculation veth pair %s/%s: %w", a.recirc[0], a.recirc[1], err)
 	}
 	var idx [2]int
 	for i, n := range a.recirc {
-		l, err := netlink.LinkByName(n)
+		l, err := a.nl.LinkByName(n)
 		if err == nil {
-			err = netlink.LinkSetUp(l)
+			err = a.nl.LinkSetUp(l)
 		}
 		if err != nil {
 			return fmt.Errorf("bring the recirculation interface %s up: %w", n, err)
@@ -147,22 +148,23 @@ func (a *attachment) detach(d *Datapath) error {
 	}
 	a.links = nil
 	for _, n := range a.recirc[:1] { // deleting one end deletes the pair
-		if l, err := netlink.LinkByName(n); err == nil {
-			if err := netlink.LinkDel(l); err != nil {
+		if l, err := a.nl.LinkByName(n); err == nil {
+			if err := a.nl.LinkDel(l); err != nil {
 				errs = append(errs, fmt.Errorf("delete the recirculation pair %s: %w", n, err))
 			}
 		}
 	}
+	a.nl.Close()
 	return errors.Join(errs...)
 }
 
 // Ports returns the attached ports and each one's XDP mode (native or
 // generic).
-func (d *Datapath) Ports() (ports []Port, modes []string) {
+func (d *Datapath) Ports() (specs []ports.Spec, modes []string) {
 	if d.ports == nil {
 		return nil, nil
 	}
-	return append([]Port(nil), d.ports.specs...), append([]string(nil), d.ports.modes...)
+	return append([]ports.Spec(nil), d.ports.specs...), append([]string(nil), d.ports.modes...)
 }
 
 // Close detaches the program from every interface, stops the ring

@@ -69,7 +69,12 @@ type Config struct {
 	CPUPort  int      // --cpu-port for PacketIn/PacketOut; 0 = none
 	LogDir   string   // where the switch log goes; default a new temp dir
 	NoLog    bool     // BMv2 without --log-file (its fastest; only stdout is kept)
-	Extra    []string // extra simple_switch_grpc options (before "--")
+	Extra    []string // extra simple_switch_grpc options (before "--"), or p4ctl switch options
+	// HostGRO turns GRO on at the host ends of the veth pairs: a veth
+	// passes frames an XDP program redirects into its peer only when the
+	// receiving end has GRO on or an XDP program of its own, so `p4ctl
+	// switch --datapath xdp` needs it (ethtool).
+	HostGRO bool
 }
 
 // Switch is a running simple_switch_grpc (or p4ctl switch) in its own
@@ -224,6 +229,11 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		for _, ifc := range []string{sw, host} {
 			if err := ip(ctx, "-n", s.NetNS, "link", "set", ifc, "up"); err != nil {
 				return fail(err)
+			}
+		}
+		if cfg.HostGRO {
+			if out, err := exec.CommandContext(ctx, "ip", "netns", "exec", s.NetNS, "ethtool", "-K", host, "gro", "on").CombinedOutput(); err != nil {
+				return fail(fmt.Errorf("turn GRO on at %s (ethtool -K %s gro on): %v %s", host, host, err, bytes.TrimSpace(out)))
 			}
 		}
 		s.Hosts = append(s.Hosts, host)
