@@ -165,7 +165,8 @@
 #define P4CTL_STAT_PACKET_IN_LOST                7
 #define P4CTL_STAT_CAS_EXHAUSTED                 8
 #define P4CTL_STAT_META_FAILED                   9
-#define P4CTL_STAT_COUNT                         10
+#define P4CTL_STAT_CAS_RETRIES                   10
+#define P4CTL_STAT_COUNT                         11
 
 /* The IEEE CRC-32 table of pipeline.CandidateHash (hash/crc32.IEEETable). */
 #define P4CTL_CRC32_TABLE { \

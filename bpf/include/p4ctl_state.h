@@ -8,6 +8,19 @@
  * every call site, and their compare-and-swap loops stay cheap to verify. */
 
 #define STEP __attribute__((noinline))
+
+/* One compare-and-swap: true when *p was old and is now next; a failure
+ * (another CPU wrote the cell in between) is counted. */
+#define CAS(p, old, next) cas_counted(__sync_val_compare_and_swap((p), (old), (next)) == (old))
+
+static __always_inline void stat_add(__u32 k, __u64 v);
+
+static __always_inline bool cas_counted(bool ok)
+{
+	if (!ok)
+		stat_add(P4CTL_STAT_CAS_RETRIES, 1);
+	return ok;
+}
 #ifndef P4CTL_STATE_H
 #define P4CTL_STATE_H
 
@@ -49,7 +62,7 @@ STEP int region_acquire(__u32 r, __u32 capacity, __u32 force)
 
 		if (!(force || capacity == 0 || old < capacity))
 			return 0;
-		if (__sync_val_compare_and_swap(v, old, old + 1) == old)
+		if (CAS(v, old, old + 1))
 			return 1;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -68,7 +81,7 @@ STEP int region_release(__u32 r)
 
 		if (old == 0)
 			return 0;
-		if (__sync_val_compare_and_swap(v, old, old - 1) == old)
+		if (CAS(v, old, old - 1))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -92,14 +105,14 @@ STEP __u64 claim(__u32 s, __u32 threshold, __u32 expiry, __u32 tick)
 
 		if (expiry && expired(old, tick)) {
 			next = make_cell(1, tick);
-			if (__sync_val_compare_and_swap(cell, old, next) == old)
+			if (CAS(cell, old, next))
 				return out != 0 ? CLAIM_STALE : 0;
 			continue;
 		}
 		if (out >= threshold)
 			return out;
 		next = make_cell(out + 1, tick);
-		if (__sync_val_compare_and_swap(cell, old, next) == old)
+		if (CAS(cell, old, next))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -118,7 +131,7 @@ STEP int credit_release(__u32 s, __u32 tick)
 		__u64 old = *(volatile __u64 *)cell;
 		__u32 out = cell_outstanding(old);
 
-		if (__sync_val_compare_and_swap(cell, old, make_cell(out ? out - 1 : 0, tick)) == old)
+		if (CAS(cell, old, make_cell(out ? out - 1 : 0, tick)))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -137,7 +150,7 @@ STEP int work_bind(__u32 s, __u32 cost, __u32 stale)
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)w;
 
-		if (__sync_val_compare_and_swap(w, old, (stale ? 0 : old) + cost) == old)
+		if (CAS(w, old, (stale ? 0 : old) + cost))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -154,7 +167,7 @@ STEP int work_release(__u32 s, __u32 cost)
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)w;
 
-		if (__sync_val_compare_and_swap(w, old, old - (old < cost ? old : cost)) == old)
+		if (CAS(w, old, old - (old < cost ? old : cost)))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -210,7 +223,7 @@ STEP int probe_take(__u32 digests_on, __u32 site, __u32 region, __u32 id, __u32 
 
 		if (sent != 0 && (__s32)(sent - t) >= -(__s32)P4CTL_PROBE_TIMEOUT)
 			return 0; /* busy */
-		if (__sync_val_compare_and_swap(cell, old, (__u64)id << 32 | t) == old) {
+		if (CAS(cell, old, (__u64)id << 32 | t)) {
 			if (sent != 0)
 				digest(digests_on, site, region, 1, t - sent);
 			return 0;
@@ -235,7 +248,7 @@ STEP int probe_match(__u32 digests_on, __u32 site, __u32 region, __u32 id, __u32
 
 		if (sent == 0 || (__u32)(old >> 32) != id)
 			return 0;
-		if (__sync_val_compare_and_swap(cell, old, 0) == old) {
+		if (CAS(cell, old, 0)) {
 			digest(digests_on, site, region, 0, t - sent);
 			return 0;
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/bpfobj"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/contract"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
@@ -383,4 +384,23 @@ func syncRegister(m *ebpf.Map, offset uint32, r *engine.Register, index int64, w
 		r.Write(uint64(i), uint64(v[int(offset)+i]))
 	}
 	return nil
+}
+
+// Stats returns the datapath's own counts (contract.StatName), summed over
+// the CPUs: passes, recirculations, and what it dropped or lost besides the
+// program's counters.
+func (d *Datapath) Stats() (map[string]uint64, error) {
+	all, err := readPerCPU[uint64](d.objs.DatapathStats, contract.NumStats, d.ncpu)
+	if err != nil {
+		return nil, fmt.Errorf("read the XDP datapath's statistics: %w", err)
+	}
+	out := make(map[string]uint64, contract.NumStats)
+	for i := 0; i < contract.NumStats; i++ {
+		var sum uint64
+		for c := 0; c < d.ncpu; c++ {
+			sum += all[i*d.ncpu+c]
+		}
+		out[contract.StatName(i)] = sum
+	}
+	return out, nil
 }

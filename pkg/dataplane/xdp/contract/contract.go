@@ -75,10 +75,11 @@ const (
 	StatPacketInLost        // packet_in ring full, or a frame too long
 	StatCASExhausted        // an atomic step gave up after its retries
 	StatMetaFailed          // no room for the carry
+	StatCASRetries          // compare-and-swaps another CPU's write made retry
 )
 
 var statNames = [...]string{"passes", "recirculated", "not_a_port", "tx_no_port", "recirc_failed",
-	"max_passes", "digest_lost", "packet_in_lost", "cas_exhausted", "meta_failed"}
+	"max_passes", "digest_lost", "packet_in_lost", "cas_exhausted", "meta_failed", "cas_retries"}
 
 // StatName is the name of statistic i (Prometheus-style, snake case).
 func StatName(i int) string {
