@@ -162,3 +162,20 @@ func TestPrecedesAndCarried(t *testing.T) {
 		t.Fatal("RECONCILE_AND_COMMIT over a running pipeline does not report carried state")
 	}
 }
+
+// RECONCILE_AND_COMMIT keeps which of several matching entries of equal
+// priority wins: the one inserted first.
+func TestReconcileKeepsPrecedence(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	for v := range 20 {
+		mask := EncodeBits(1 << (v + 8))
+		mustWrite(t, e, upd(p4v1.Update_INSERT, te(tTern, 5, setAct(uint16(100+v)), exact(1, 1), tern(2, []byte{0}, mask))))
+	}
+	if err := e.SetPipeline(context.Background(), p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT, &p4v1.ForwardingPipelineConfig{P4Info: testInfo()}); err != nil {
+		t.Fatal(err)
+	}
+	// Every entry matches t = 7 (its masked bits are 0): the first inserted (v = 0) wins.
+	if hit, _, v := lookup(t, e, "C.tern", 1, 7, 0, 0); !hit || v != 100 {
+		t.Fatalf("after RECONCILE_AND_COMMIT the winner is %d (hit %v), want 100 (the first inserted)", v, hit)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -355,7 +356,14 @@ func transferTable(old *Pipeline, ot *Table, p *Pipeline, nt *Table) error {
 		}
 		return out, nil
 	}
+	// In insertion order, so that between entries of equal priority the
+	// one that won before still wins.
+	olds := make([]*Entry, 0, len(ot.entries))
 	for _, oe := range ot.entries {
+		olds = append(olds, oe)
+	}
+	sort.Slice(olds, func(i, j int) bool { return olds[i].seq < olds[j].seq })
+	for _, oe := range olds {
 		call, err := mapCall(oe.Action)
 		if err != nil {
 			return err
