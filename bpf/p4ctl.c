@@ -82,7 +82,7 @@ static __always_inline int l3(__u8 *pkt, struct pass *ps)
 
 static __always_inline void rewrite_toward(__u8 *pkt, const struct p4_action *a)
 {
-	__builtin_memcpy(pkt, a->dmac, 6);
+	copy6(pkt, a->dmac);
 	put32(pkt + IP_OFF + 16, a->addr);
 }
 
@@ -90,17 +90,17 @@ static __always_inline void rewrite_toward(__u8 *pkt, const struct p4_action *a)
 static __always_inline int nack(__u8 *pkt, struct pass *ps)
 {
 	__u8 *hdr = pkt + HDR_OFF;
-	__u8 mac[6], addr[4], port[2];
+	__u8 mac[6];
+	__u32 addr = *(__u32 *)(pkt + IP_OFF + 12);
+	__u16 port = *(__u16 *)(pkt + UDP_OFF);
 
-	__builtin_memcpy(mac, pkt, 6);
-	__builtin_memcpy(pkt, pkt + 6, 6);
-	__builtin_memcpy(pkt + 6, mac, 6);
-	__builtin_memcpy(addr, pkt + IP_OFF + 12, 4);
-	__builtin_memcpy(pkt + IP_OFF + 12, pkt + IP_OFF + 16, 4);
-	__builtin_memcpy(pkt + IP_OFF + 16, addr, 4);
-	__builtin_memcpy(port, pkt + UDP_OFF, 2);
-	__builtin_memcpy(pkt + UDP_OFF, pkt + UDP_OFF + 2, 2);
-	__builtin_memcpy(pkt + UDP_OFF + 2, port, 2);
+	copy6(mac, pkt);
+	copy6(pkt, pkt + 6);
+	copy6(pkt + 6, mac);
+	*(__u32 *)(pkt + IP_OFF + 12) = *(__u32 *)(pkt + IP_OFF + 16);
+	*(__u32 *)(pkt + IP_OFF + 16) = addr;
+	*(__u16 *)(pkt + UDP_OFF) = *(__u16 *)(pkt + UDP_OFF + 2);
+	*(__u16 *)(pkt + UDP_OFF + 2) = port;
 	hdr[H_VERTYPE] = (hdr[H_VERTYPE] & 0xf0) | P4CTL_MSG_NACK;
 	finish_rewrite(pkt);
 	EVENT(NACK, ps->n);
@@ -125,13 +125,13 @@ static __always_inline int reply(__u8 *pkt, struct pass *ps, const struct p4_con
 		probe_match(cfg->digests, site, region, id, (__u32)ps->now);
 		return l3(pkt, ps); /* a remote region's reply */
 	}
-	a = exact_u32(&reply_source, server, P4CTL_TABLE_REPLY_SOURCE);
+	a = EXACT(reply_source, server, P4CTL_TABLE_REPLY_SOURCE);
 	if (a->code != P4CTL_ACT_REPLY_SOURCE_SET_REPLY_SOURCE || be32_at(pkt + IP_OFF + 12) != a->addr) {
 		EVENT(REPLY_REJECTED, ps->n);
 		return drop(ps, P4CTL_REASON_REPLY_REJECTED);
 	}
 	region_release(region & (P4CTL_MAX_REGIONS - 1));
-	a = exact_u32(&server_pool, region, P4CTL_TABLE_SERVER_POOL);
+	a = EXACT(server_pool, region, P4CTL_TABLE_SERVER_POOL);
 	if (a->code == P4CTL_ACT_SERVER_POOL_SET_POOL)
 		tick = a->credit_tick;
 	credit_release(server, now_tick(ps->now, tick));
@@ -199,7 +199,7 @@ static __always_inline int dispatch(__u8 *pkt, struct pass *ps, const struct p4_
 			put16(hdr + H_SERVER, s);
 			probe_take(cfg->digests, be16_at(hdr + H_SITE), hdr[H_REGION], be32_at(hdr + H_REQUEST_ID), (__u32)ps->now);
 			/* 10.6 toward the server. */
-			ep = exact_u32(&server_endpoint, s, P4CTL_TABLE_SERVER_ENDPOINT);
+			ep = EXACT(server_endpoint, s, P4CTL_TABLE_SERVER_ENDPOINT);
 			if (ep->code != P4CTL_ACT_SERVER_ENDPOINT_SET_SERVER_ENDPOINT) {
 				EVENT(UNREACHABLE, ps->n);
 				return drop(ps, P4CTL_REASON_UNREACHABLE);
@@ -289,7 +289,7 @@ static __always_inline int run(struct xdp_md *ctx, struct pass *ps, const struct
 		return l3(pkt, ps);
 
 	/* Step 4. */
-	a = exact_u32(&exec_class_cost, hdr[H_EXEC_CLASS], P4CTL_TABLE_EXEC_CLASS_COST);
+	a = EXACT(exec_class_cost, hdr[H_EXEC_CLASS], P4CTL_TABLE_EXEC_CLASS_COST);
 	if (a->code == P4CTL_ACT_EXEC_CLASS_COST_SET_EXEC_COST) {
 		cost = a->cost_us;
 		is_long = a->is_long;
@@ -336,7 +336,7 @@ static __always_inline int run(struct xdp_md *ctx, struct pass *ps, const struct
 	region_idx = region & (P4CTL_MAX_REGIONS - 1);
 
 	/* Step 7. */
-	nh = exact_u32(&region_next_hop, region, P4CTL_TABLE_REGION_NEXT_HOP);
+	nh = EXACT(region_next_hop, region, P4CTL_TABLE_REGION_NEXT_HOP);
 	if (nh->code == P4CTL_ACT_REGION_NEXT_HOP_FORWARD_REMOTE) {
 		/* Step 8: a remote region. */
 		rewrite_toward(pkt, nh);
@@ -350,7 +350,7 @@ static __always_inline int run(struct xdp_md *ctx, struct pass *ps, const struct
 		EVENT(UNREACHABLE, ps->n);
 		return drop(ps, P4CTL_REASON_UNREACHABLE);
 	}
-	pa = exact_u32(&server_pool, region, P4CTL_TABLE_SERVER_POOL);
+	pa = EXACT(server_pool, region, P4CTL_TABLE_SERVER_POOL);
 	if (pa->code != P4CTL_ACT_SERVER_POOL_SET_POOL) {
 		EVENT(UNREACHABLE, ps->n);
 		return drop(ps, P4CTL_REASON_UNREACHABLE);
@@ -518,11 +518,11 @@ int p4ctl_port(struct xdp_md *ctx)
 		 * a carry. */
 		const __u32 *port = bpf_map_lookup_elem(&port_of_ifindex, &ifindex);
 
-		if (!port) {
+		if (!port || !*port) {
 			stat_add(P4CTL_STAT_NOT_A_PORT, 1);
 			return XDP_DROP;
 		}
-		ps.in_port = *port;
+		ps.in_port = *port - 1;
 	}
 	ps.now = pass_clock(cfg);
 	run_pass(ctx, &ps, cfg);

@@ -19,19 +19,27 @@ static const __u32 crc32_table[256] = P4CTL_CRC32_TABLE;
 
 /* pipeline.CandidateHash: the low 16 bits of the CRC-32 of src address,
  * UDP source port, request id and hold count (11 bytes, big-endian). */
+static __always_inline __u32 crc32_byte(__u32 crc, __u8 b)
+{
+	return crc32_table[(crc ^ b) & 0xff] ^ (crc >> 8);
+}
+
 static __always_inline __u16 candidate_hash(const __u8 *pkt)
 {
 	const __u8 *hdr = pkt + HDR_OFF;
-	__u8 b[11];
+	__u32 src = be32_at(pkt + IP_OFF + 12), id = be32_at(hdr + H_REQUEST_ID);
+	__u16 port = be16_at(pkt + UDP_OFF);
 	__u32 crc = 0xffffffff;
 
-	__builtin_memcpy(b, pkt + IP_OFF + 12, 4);
-	__builtin_memcpy(b + 4, pkt + UDP_OFF, 2);
-	__builtin_memcpy(b + 6, hdr + H_REQUEST_ID, 4);
-	b[10] = hdr[H_HOLDS];
 #pragma unroll
-	for (int i = 0; i < 11; i++)
-		crc = crc32_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+	for (int i = 24; i >= 0; i -= 8)
+		crc = crc32_byte(crc, src >> i);
+	crc = crc32_byte(crc, port >> 8);
+	crc = crc32_byte(crc, port);
+#pragma unroll
+	for (int i = 24; i >= 0; i -= 8)
+		crc = crc32_byte(crc, id >> i);
+	crc = crc32_byte(crc, hdr[H_HOLDS]);
 	return ~crc;
 }
 

@@ -45,6 +45,16 @@ struct p4_action {
 	__u8 dmac[6];         /* forward_remote, set_server_endpoint; wire order */
 };
 
+/* An exact table with a small key, as an array: each cell holds two
+ * slots, and the table's _live array says which one packets read. The Go
+ * side changes an entry by writing the other slot (the live one is
+ * rewritten with the bytes it already has) and then flipping the cell's
+ * live index, one 4-byte write: a packet sees the old action or the new
+ * one, never a mix, as with a hash map's replace, at an array's cost. */
+struct p4_slots {
+	struct p4_action a[2];
+};
+
 /* LPM key of client_site and l3_forward: the address in wire order, as the
  * trie compares it (most significant bit first). */
 struct lpm_v4_key {
@@ -176,6 +186,9 @@ struct packet_in_frame {
 		__type(key, ktype);                               \
 		__type(value, vtype);                             \
 	} name SEC(".maps")
+#define SLOTTED_MAP(name, n)                              \
+	ARRAY_MAP(name, n, struct p4_slots);                  \
+	ARRAY_MAP(name##_live, n, __u32)
 #define LPM_MAP(name, n)                                  \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);              \
@@ -185,23 +198,24 @@ struct packet_in_frame {
 		__type(value, struct p4_action);                  \
 	} name SEC(".maps")
 
-/* Tables (written by the controller through pkg/dataplane/xdp). Exact
- * tables are hash maps, so that an entry is replaced whole (a packet sees
- * the old action or the new one, never a mix). */
+/* Tables (written by the controller through pkg/dataplane/xdp). Every
+ * entry changes as a whole: a hash or LPM map's replace, a slotted array's
+ * flip (struct p4_slots). Exact tables with keys of 8 or 16 bits are
+ * slotted arrays indexed by the key. */
 LPM_MAP(client_site, P4CTL_SIZE_CLIENT_SITE);
 HASH_MAP(sla_feasibility, P4CTL_SIZE_SLA_FEASIBILITY, __u32, struct sla_ranges);
 HASH_MAP(carbon_rank, P4CTL_SIZE_CARBON_RANK, struct rank_key, struct rank_group);
 ARRAY_MAP(carbon_rank_kinds, 256, __u32);      /* per epoch: bit k set when a group of kind k exists */
-HASH_MAP(region_next_hop, P4CTL_SIZE_REGION_NEXT_HOP, __u32, struct p4_action);
-HASH_MAP(server_pool, P4CTL_SIZE_SERVER_POOL, __u32, struct p4_action);
-HASH_MAP(exec_class_cost, P4CTL_SIZE_EXEC_CLASS_COST, __u32, struct p4_action);
-HASH_MAP(server_endpoint, P4CTL_SIZE_SERVER_ENDPOINT, __u32, struct p4_action);
-HASH_MAP(reply_source, P4CTL_SIZE_REPLY_SOURCE, __u32, struct p4_action);
+SLOTTED_MAP(region_next_hop, 1 << 8);
+SLOTTED_MAP(server_pool, 1 << 8);
+SLOTTED_MAP(exec_class_cost, 1 << 8);
+SLOTTED_MAP(server_endpoint, 1 << 16);
+SLOTTED_MAP(reply_source, 1 << 16);
 LPM_MAP(l3_forward, P4CTL_SIZE_L3_FORWARD);
 HASH_MAP(l2_forward, P4CTL_SIZE_L2_FORWARD, __u64, struct p4_action);
-/* Every table's default action; active_epoch, keyless, is its cell alone,
- * so the hitless flip stays one write. */
-ARRAY_MAP(table_defaults, P4CTL_NUM_TABLES, struct p4_action);
+/* Every table's default action, slotted; active_epoch, keyless, is its
+ * cell alone, so the hitless flip stays one write (of its live index). */
+SLOTTED_MAP(table_defaults, P4CTL_NUM_TABLES);
 
 /* Registers (written by the program, one atomic step per cell). */
 ARRAY_MAP(server_credit, P4CTL_MAX_SERVERS, __u64);     /* server_credit_<k>[i] at k * SLOT_CELLS + i */
@@ -218,7 +232,7 @@ PERCPU_MAP(dispatch_events, P4CTL_NUM_LANES * P4CTL_NUM_EVENTS, struct p4_count)
 /* The datapath. */
 ARRAY_MAP(config, 1, struct p4_config);
 PERCPU_MAP(datapath_stats, P4CTL_STAT_COUNT, __u64); /* P4CTL_STAT_* */
-HASH_MAP(port_of_ifindex, 512, __u32, __u32);          /* an attached interface's port */
+ARRAY_MAP(port_of_ifindex, 1 << 16, __u32);            /* an attached interface's port + 1 (0: none) */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
 	__uint(max_entries, 512);

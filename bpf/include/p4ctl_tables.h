@@ -12,9 +12,20 @@
  * (it cannot: it is an array). */
 static const struct p4_action no_action = {};
 
+/* The live slot of a slotted array's cell (struct p4_slots), or NULL. */
+static __always_inline const struct p4_action *slotted(void *slots, void *live, __u32 key)
+{
+	const struct p4_slots *s = bpf_map_lookup_elem(slots, &key);
+	const __u32 *l = bpf_map_lookup_elem(live, &key);
+
+	if (!s || !l)
+		return 0;
+	return &s->a[*l & 1];
+}
+
 static __always_inline const struct p4_action *table_default(__u32 t)
 {
-	const struct p4_action *a = bpf_map_lookup_elem(&table_defaults, &t);
+	const struct p4_action *a = slotted(&table_defaults, &table_defaults_live, t);
 
 	return a ? a : &no_action;
 }
@@ -24,10 +35,8 @@ static __always_inline const struct p4_action *or_default(const struct p4_action
 	return a && a->code ? a : table_default(t);
 }
 
-static __always_inline const struct p4_action *exact_u32(void *map, __u32 key, __u32 t)
-{
-	return or_default(bpf_map_lookup_elem(map, &key), t);
-}
+/* An exact table held in a slotted array (key < its size). */
+#define EXACT(table, key, code) or_default(slotted(&table, &table##_live, (key)), (code))
 
 static __always_inline const struct p4_action *lpm_v4(void *map, const __u8 *addr, __u32 t)
 {

@@ -67,7 +67,10 @@ func (d *Datapath) Attach(specs []ports.Spec, opts AttachOptions) (err error) {
 			return fmt.Errorf("port %d: interface %s: %w", p.Port, p.Interface, err)
 		}
 		ifindex := l.Attrs().Index
-		if err := d.objs.PortOfIfindex.Put(uint32(ifindex), p.Port); err != nil {
+		if ifindex >= int(d.objs.PortOfIfindex.MaxEntries()) {
+			return fmt.Errorf("port %d: interface %s has index %d; the XDP program maps indexes below %d", p.Port, p.Interface, ifindex, d.objs.PortOfIfindex.MaxEntries())
+		}
+		if err := d.objs.PortOfIfindex.Put(uint32(ifindex), p.Port+1); err != nil {
 			return fmt.Errorf("port %d: map interface %s: %w", p.Port, p.Interface, err)
 		}
 		if err := d.objs.TxPorts.Put(p.Port, bpfobj.P4ctlBpfDevmapVal{Ifindex: uint32(ifindex)}); err != nil {

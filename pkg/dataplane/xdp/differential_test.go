@@ -42,7 +42,7 @@ func randomTables(r *rand.Rand) []pc.Entry {
 		seenSLA[[4]uint64{site, lo, hi, prio}] = true
 		e := pc.Entry{Table: pipeline.TableSLAFeasibility, Priority: int32(prio),
 			Match:  []pc.Match{pc.Exact(pipeline.FieldSite, site), pc.Range(pipeline.FieldSLA, lo, hi)},
-			Action: pipeline.ActionSetFeasible, Params: []pc.Param{{pipeline.ParamFeasible, uint64(r.IntN(64))}, {pipeline.ParamNearest, uint64(r.IntN(6))}}}
+			Action: pipeline.ActionSetFeasible, Params: []pc.Param{{Name: pipeline.ParamFeasible, Value: uint64(r.IntN(64))}, {Name: pipeline.ParamNearest, Value: uint64(r.IntN(6))}}}
 		if r.IntN(8) == 0 {
 			e.Action, e.Params = pipeline.ActionNoAction, nil
 		}
@@ -74,7 +74,7 @@ func randomTables(r *rand.Rand) []pc.Entry {
 		}
 		m = append(m, pc.Ternary(pipeline.FieldFeasible, fval, fmask))
 		e := pc.Entry{Table: pipeline.TableCarbonRank, Priority: int32(prio), Match: m,
-			Action: pipeline.ActionRouteToRegion, Params: []pc.Param{{pipeline.ParamRegion, uint64(r.IntN(6))}}}
+			Action: pipeline.ActionRouteToRegion, Params: []pc.Param{{Name: pipeline.ParamRegion, Value: uint64(r.IntN(6))}}}
 		if r.IntN(10) == 0 {
 			e.Action, e.Params = pipeline.ActionNoAction, nil
 		}
@@ -85,7 +85,7 @@ func randomTables(r *rand.Rand) []pc.Entry {
 	}
 	// A default that is not the program's: a miss of sla_feasibility feasible everywhere.
 	es = append(es, pc.Entry{Table: pipeline.TableSLAFeasibility, Default: true, Action: pipeline.ActionSetFeasible,
-		Params: []pc.Param{{pipeline.ParamFeasible, 0x3F}, {pipeline.ParamNearest, 5}}})
+		Params: []pc.Param{{Name: pipeline.ParamFeasible, Value: 0x3F}, {Name: pipeline.ParamNearest, Value: 5}}})
 	return es
 }
 

@@ -202,70 +202,73 @@ func lpmKey(e *engine.Entry) bpfobj.P4ctlLpmV4Key {
 	return k
 }
 
-// directMap is tb's map when tb is a direct table (one map entry per table
-// entry), else nil (grouped or keyless).
-func (d *Datapath) directMap(tb *table) *ebpf.Map {
+// direct returns the store of a direct table (one map cell per table
+// entry), or nil for the grouped and keyless ones.
+func (d *Datapath) direct(tb *table) store {
 	switch tb.t.Name {
 	case pipeline.TableClientSite:
-		return d.objs.ClientSite
+		return &mapStore{name: tb.t.Name, m: d.objs.ClientSite, key: func(e *engine.Entry) any { return lpmKey(e) }, newKey: func() any { return new(bpfobj.P4ctlLpmV4Key) }}
 	case pipeline.TableL3Forward:
-		return d.objs.L3Forward
+		return &mapStore{name: tb.t.Name, m: d.objs.L3Forward, key: func(e *engine.Entry) any { return lpmKey(e) }, newKey: func() any { return new(bpfobj.P4ctlLpmV4Key) }}
 	case pipeline.TableL2Forward:
-		return d.objs.L2Forward
-	case pipeline.TableRegionNextHop:
-		return d.objs.RegionNextHop
-	case pipeline.TableServerPool:
-		return d.objs.ServerPool
-	case pipeline.TableExecClassCost:
-		return d.objs.ExecClassCost
-	case pipeline.TableServerEndpoint:
-		return d.objs.ServerEndpoint
-	case pipeline.TableReplySource:
-		return d.objs.ReplySource
+		return &mapStore{name: tb.t.Name, m: d.objs.L2Forward, key: func(e *engine.Entry) any { return e.Match(0).Value }, newKey: func() any { return new(uint64) }}
+	}
+	if sl := d.slots[tb.t.Name]; sl != nil {
+		return sl
 	}
 	return nil
 }
 
-// directKey is e's key in its direct table's map: the LPM key, the MAC as
-// a u64, or the exact key as a u32.
-func directKey(tb *table, e *engine.Entry) any {
-	switch tb.t.Name {
-	case pipeline.TableClientSite, pipeline.TableL3Forward:
-		return lpmKey(e)
-	case pipeline.TableL2Forward:
-		return e.Match(0).Value
-	}
-	return uint32(e.Match(0).Value)
+// store is where a direct table's entries live.
+type store interface {
+	// put writes e's action.
+	put(e *engine.Entry, a *bpfobj.P4ctlP4Action) error
+	// del removes e.
+	del(e *engine.Entry) error
+	// keyOf is e's key (comparable).
+	keyOf(e *engine.Entry) any
+	// retain removes every entry whose key is not in keep.
+	retain(keep map[any]bool) error
 }
 
-// deleteStale removes every key of tb's direct map that keep refuses.
-func deleteStale(tb *table, m *ebpf.Map, keep func(any) bool) error {
+// mapStore is a hash or LPM map keyed by key(e).
+type mapStore struct {
+	name   string
+	m      *ebpf.Map
+	key    func(*engine.Entry) any
+	newKey func() any // a pointer to a zero key, for iteration
+}
+
+func (s *mapStore) put(e *engine.Entry, a *bpfobj.P4ctlP4Action) error {
+	return s.m.Put(s.key(e), a)
+}
+
+func (s *mapStore) del(e *engine.Entry) error {
+	if err := s.m.Delete(s.key(e)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (s *mapStore) keyOf(e *engine.Entry) any { return s.key(e) }
+
+func (s *mapStore) retain(keep map[any]bool) error {
 	var stale []any
-	collect := func(it *ebpf.MapIterator, key any, fresh func() any) error {
-		var v bpfobj.P4ctlP4Action
-		for it.Next(key, &v) {
-			if k := derefKey(key); !keep(k) {
-				stale = append(stale, k)
-			}
-			key = fresh()
+	var v bpfobj.P4ctlP4Action
+	key := s.newKey()
+	it := s.m.Iterate()
+	for it.Next(key, &v) {
+		if k := derefKey(key); !keep[k] {
+			stale = append(stale, k)
 		}
-		return it.Err()
+		key = s.newKey()
 	}
-	var err error
-	switch tb.t.Name {
-	case pipeline.TableClientSite, pipeline.TableL3Forward:
-		err = collect(m.Iterate(), new(bpfobj.P4ctlLpmV4Key), func() any { return new(bpfobj.P4ctlLpmV4Key) })
-	case pipeline.TableL2Forward:
-		err = collect(m.Iterate(), new(uint64), func() any { return new(uint64) })
-	default:
-		err = collect(m.Iterate(), new(uint32), func() any { return new(uint32) })
-	}
-	if err != nil {
-		return fmt.Errorf("table %s: list the map: %w", tb.t.Name, err)
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("table %s: list the map: %w", s.name, err)
 	}
 	for _, k := range stale {
-		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("table %s: delete a stale entry: %w", tb.t.Name, err)
+		if err := s.m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("table %s: delete a stale entry: %w", s.name, err)
 		}
 	}
 	return nil

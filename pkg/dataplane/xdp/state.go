@@ -3,6 +3,7 @@ package xdp
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -403,4 +404,15 @@ func (d *Datapath) Stats() (map[string]uint64, error) {
 		out[contract.StatName(i)] = sum
 	}
 	return out, nil
+}
+
+// ProgramStats returns how many passes p4ctl_inject (BPF_PROG_RUN) has
+// run and their total run time, from the kernel's BPF statistics (zero
+// unless /proc/sys/kernel/bpf_stats_enabled is 1).
+func (d *Datapath) ProgramStats() (runs uint64, total time.Duration, err error) {
+	st, err := d.objs.P4ctlInject.Stats()
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the XDP program's statistics: %w", err)
+	}
+	return st.RunCount, st.Runtime, nil
 }

@@ -61,6 +61,9 @@ type Datapath struct {
 
 	ports *attachment // Attach
 
+	slots    map[string]*slotted // the exact tables held in slotted arrays
+	defaults *slotted            // table_defaults
+
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	closed sync.Once
@@ -112,6 +115,7 @@ func Load(env dataplane.DatapathEnv, opts Options) (*Datapath, error) {
 	if err := bpfobj.LoadP4ctlObjects(&d.objs, nil); err != nil {
 		return nil, loadError(err)
 	}
+	d.makeSlots()
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		d.objs.Close()
@@ -220,21 +224,20 @@ func (d *Datapath) Apply(p *engine.Pipeline, ch *engine.Changes) error {
 		if tb == nil {
 			continue
 		}
-		m := d.directMap(tb)
-		if m == nil {
+		st := d.direct(tb)
+		if st == nil {
 			dirty[tb] = true
 			continue
 		}
-		key := directKey(tb, c.Entry)
 		if c.Table.Has(c.Entry) {
 			a, err := tb.action(&c.Entry.Action)
 			if err == nil {
-				err = m.Put(key, &a)
+				err = st.put(c.Entry, &a)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("table %s: write an entry: %w", tb.t.Name, err))
 			}
-		} else if err := m.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		} else if err := st.del(c.Entry); err != nil {
 			errs = append(errs, fmt.Errorf("table %s: delete an entry: %w", tb.t.Name, err))
 		}
 	}
@@ -275,29 +278,28 @@ func (d *Datapath) loadTable(tb *table) error {
 	case pipeline.TableSLAFeasibility, pipeline.TableCarbonRank:
 		return d.loadGroups(tb, nil)
 	}
-	m := d.directMap(tb)
-	if m == nil {
+	st := d.direct(tb)
+	if st == nil {
 		return nil
 	}
 	want := map[any]bool{}
 	var firstErr error
 	tb.t.Entries(func(e *engine.Entry) bool {
-		key := directKey(tb, e)
 		a, err := tb.action(&e.Action)
 		if err == nil {
-			err = m.Put(key, &a)
+			err = st.put(e, &a)
 		}
 		if err != nil {
 			firstErr = fmt.Errorf("table %s: write an entry: %w", tb.t.Name, err)
 			return false
 		}
-		want[key] = true
+		want[st.keyOf(e)] = true
 		return true
 	})
 	if firstErr != nil {
 		return firstErr
 	}
-	return deleteStale(tb, m, func(key any) bool { return want[key] })
+	return st.retain(want)
 }
 
 // loadDefault writes tb's default action into table_defaults.
@@ -306,7 +308,7 @@ func (d *Datapath) loadDefault(tb *table) error {
 	if err != nil {
 		return err
 	}
-	if err := d.objs.TableDefaults.Put(uint32(tb.code), &a); err != nil {
+	if err := d.defaults.write(uint32(tb.code), &a); err != nil {
 		return fmt.Errorf("table %s: write the default action: %w", tb.t.Name, err)
 	}
 	return nil

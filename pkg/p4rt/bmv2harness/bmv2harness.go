@@ -75,6 +75,16 @@ type Config struct {
 	// receiving end has GRO on or an XDP program of its own, so `p4ctl
 	// switch --datapath xdp` needs it (ethtool).
 	HostGRO bool
+	// SwitchGRO turns GRO on at the switch ends: a switch that reads its
+	// ports with sockets (BMv2, the Go datapath) receives frames an XDP
+	// program sent into the veth (a traffic generator's) only with it.
+	SwitchGRO bool
+	// Queues gives each veth end that many RX and TX queues (default 1),
+	// so that frames sent from several CPUs are received on several.
+	Queues int
+	// NoSwitch creates the namespace and the veth pairs only: the caller
+	// attaches its own programs to them (Client and Pid are unusable).
+	NoSwitch bool
 }
 
 // Switch is a running simple_switch_grpc (or p4ctl switch) in its own
@@ -157,7 +167,7 @@ func ip(ctx context.Context, args ...string) error {
 // Start creates the namespace, starts the switch with no pipeline
 // (--no-p4) and waits until its P4Runtime server answers.
 func Start(ctx context.Context, cfg Config) (*Switch, error) {
-	if cfg.Binary == "" && cfg.P4ctl == "" {
+	if cfg.Binary == "" && cfg.P4ctl == "" && !cfg.NoSwitch {
 		b, err := Find()
 		if err != nil {
 			return nil, err
@@ -223,7 +233,13 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	}
 	for _, i := range ids {
 		sw, host := fmt.Sprintf("sw%d", i), fmt.Sprintf("h%d", i)
-		if err := ip(ctx, "-n", s.NetNS, "link", "add", sw, "type", "veth", "peer", "name", host); err != nil {
+		add := []string{"-n", s.NetNS, "link", "add", sw}
+		var q []string
+		if cfg.Queues > 1 {
+			q = []string{"numtxqueues", strconv.Itoa(cfg.Queues), "numrxqueues", strconv.Itoa(cfg.Queues)}
+		}
+		add = append(append(add, q...), "type", "veth", "peer", "name", host)
+		if err := ip(ctx, append(add, q...)...); err != nil {
 			return fail(err)
 		}
 		for _, ifc := range []string{sw, host} {
@@ -231,9 +247,15 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 				return fail(err)
 			}
 		}
-		if cfg.HostGRO {
-			if out, err := exec.CommandContext(ctx, "ip", "netns", "exec", s.NetNS, "ethtool", "-K", host, "gro", "on").CombinedOutput(); err != nil {
-				return fail(fmt.Errorf("turn GRO on at %s (ethtool -K %s gro on): %v %s", host, host, err, bytes.TrimSpace(out)))
+		for _, g := range []struct {
+			on  bool
+			ifc string
+		}{{cfg.HostGRO, host}, {cfg.SwitchGRO, sw}} {
+			if !g.on {
+				continue
+			}
+			if out, err := exec.CommandContext(ctx, "ip", "netns", "exec", s.NetNS, "ethtool", "-K", g.ifc, "gro", "on").CombinedOutput(); err != nil {
+				return fail(fmt.Errorf("turn GRO on at %s (ethtool -K %s gro on): %v %s", g.ifc, g.ifc, err, bytes.TrimSpace(out)))
 			}
 		}
 		s.Hosts = append(s.Hosts, host)
@@ -245,6 +267,10 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 		if cfg.CPUPort != 0 {
 			args = append(args, "--cpu-port", strconv.Itoa(cfg.CPUPort))
 		}
+	}
+	if cfg.NoSwitch {
+		close(s.exited)
+		return s, nil
 	}
 	out, err := os.Create(filepath.Join(cfg.LogDir, "stdout.log"))
 	if err != nil {

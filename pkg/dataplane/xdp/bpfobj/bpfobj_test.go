@@ -2,12 +2,11 @@ package bpfobj
 
 import (
 	"bufio"
-	"bytes"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/p4ctl/p4ctl/internal/testing/bpf2gocheck"
 )
 
 const sources = "../../../../bpf"
@@ -65,47 +64,6 @@ func TestObjectBuiltFromTheseSources(t *testing.T) {
 	}
 }
 
-// generateArgs returns bpf2go's arguments from doc.go's go:generate line,
-// so that this test runs exactly what go generate runs.
-func generateArgs(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "//go:generate go tool bpf2go "); ok {
-			return splitQuoted(rest)
-		}
-	}
-	t.Fatal("doc.go has no go:generate line for bpf2go")
-	return nil
-}
-
-// splitQuoted splits on spaces, keeping "quoted strings" whole.
-func splitQuoted(s string) []string {
-	var out []string
-	var cur strings.Builder
-	quoted := false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			quoted = !quoted
-		case r == ' ' && !quoted:
-			if cur.Len() > 0 {
-				out = append(out, cur.String())
-				cur.Reset()
-			}
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
 // Where the object's compiler is installed, regenerating gives the
 // committed files byte for byte.
 func TestRegenerateByteForByte(t *testing.T) {
@@ -113,36 +71,5 @@ func TestRegenerateByteForByte(t *testing.T) {
 		t.Skip("compiles the XDP program (-short)")
 	}
 	compiler, _ := buildInfo(t)
-	for _, tool := range []string{Compiler, "llvm-strip-14", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: the object's bytes are checked where it is (its sources' hashes are checked here)", tool)
-		}
-	}
-	v, err := exec.Command(Compiler, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if have := strings.TrimSpace(strings.SplitN(string(v), "\n", 2)[0]); have != compiler {
-		t.Skipf("%s is %q, the object was built with %q: its bytes are checked with that compiler", Compiler, have, compiler)
-	}
-	out := t.TempDir()
-	args := append([]string{"tool", "bpf2go", "-output-dir", out}, generateArgs(t)...)
-	cmd := exec.Command("go", args...)
-	cmd.Env = append(os.Environ(), "GOPACKAGE=bpfobj")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	for _, f := range []string{"p4ctl_bpfel.o", "p4ctl_bpfel.go"} {
-		want, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(out, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s regenerated differs from the committed one (%d bytes vs %d): run go generate ./pkg/dataplane/xdp/bpfobj", f, len(got), len(want))
-		}
-	}
+	bpf2gocheck.Regenerates(t, "bpfobj", compiler, "p4ctl_bpfel.o", "p4ctl_bpfel.go")
 }

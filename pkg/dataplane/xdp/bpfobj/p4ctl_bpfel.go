@@ -92,6 +92,11 @@ type P4ctlP4Meta struct {
 	Now     uint64
 }
 
+type P4ctlP4Slots struct {
+	_ structs.HostLayout
+	A [2]P4ctlP4Action
+}
+
 type P4ctlPacketInFrame struct {
 	_    structs.HostLayout
 	Len  uint32
@@ -155,6 +160,7 @@ const (
 	P4ctlMapDigests             = "digests"
 	P4ctlMapDispatchEvents      = "dispatch_events"
 	P4ctlMapExecClassCost       = "exec_class_cost"
+	P4ctlMapExecClassCostLive   = "exec_class_cost_live"
 	P4ctlMapL2Forward           = "l2_forward"
 	P4ctlMapL3Forward           = "l3_forward"
 	P4ctlMapLatencyProbe        = "latency_probe"
@@ -163,16 +169,21 @@ const (
 	P4ctlMapRecircPort          = "recirc_port"
 	P4ctlMapRegionFallback      = "region_fallback"
 	P4ctlMapRegionNextHop       = "region_next_hop"
+	P4ctlMapRegionNextHopLive   = "region_next_hop_live"
 	P4ctlMapRegionOutstanding   = "region_outstanding"
 	P4ctlMapRegionRouted        = "region_routed"
 	P4ctlMapReplySource         = "reply_source"
+	P4ctlMapReplySourceLive     = "reply_source_live"
 	P4ctlMapServerBound         = "server_bound"
 	P4ctlMapServerCredit        = "server_credit"
 	P4ctlMapServerEndpoint      = "server_endpoint"
+	P4ctlMapServerEndpointLive  = "server_endpoint_live"
 	P4ctlMapServerPool          = "server_pool"
+	P4ctlMapServerPoolLive      = "server_pool_live"
 	P4ctlMapServerWorkUs        = "server_work_us"
 	P4ctlMapSlaFeasibility      = "sla_feasibility"
 	P4ctlMapTableDefaults       = "table_defaults"
+	P4ctlMapTableDefaultsLive   = "table_defaults_live"
 	P4ctlMapTxPorts             = "tx_ports"
 	P4ctlProgP4ctlInject        = "p4ctl_inject"
 	P4ctlProgP4ctlPort          = "p4ctl_port"
@@ -233,33 +244,39 @@ type P4ctlProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type P4ctlMapSpecs struct {
-	CarbonRank        *ebpf.MapSpec `ebpf:"carbon_rank"`
-	CarbonRankKinds   *ebpf.MapSpec `ebpf:"carbon_rank_kinds"`
-	ClientSite        *ebpf.MapSpec `ebpf:"client_site"`
-	Config            *ebpf.MapSpec `ebpf:"config"`
-	DatapathStats     *ebpf.MapSpec `ebpf:"datapath_stats"`
-	Digests           *ebpf.MapSpec `ebpf:"digests"`
-	DispatchEvents    *ebpf.MapSpec `ebpf:"dispatch_events"`
-	ExecClassCost     *ebpf.MapSpec `ebpf:"exec_class_cost"`
-	L2Forward         *ebpf.MapSpec `ebpf:"l2_forward"`
-	L3Forward         *ebpf.MapSpec `ebpf:"l3_forward"`
-	LatencyProbe      *ebpf.MapSpec `ebpf:"latency_probe"`
-	PacketIn          *ebpf.MapSpec `ebpf:"packet_in"`
-	PortOfIfindex     *ebpf.MapSpec `ebpf:"port_of_ifindex"`
-	RecircPort        *ebpf.MapSpec `ebpf:"recirc_port"`
-	RegionFallback    *ebpf.MapSpec `ebpf:"region_fallback"`
-	RegionNextHop     *ebpf.MapSpec `ebpf:"region_next_hop"`
-	RegionOutstanding *ebpf.MapSpec `ebpf:"region_outstanding"`
-	RegionRouted      *ebpf.MapSpec `ebpf:"region_routed"`
-	ReplySource       *ebpf.MapSpec `ebpf:"reply_source"`
-	ServerBound       *ebpf.MapSpec `ebpf:"server_bound"`
-	ServerCredit      *ebpf.MapSpec `ebpf:"server_credit"`
-	ServerEndpoint    *ebpf.MapSpec `ebpf:"server_endpoint"`
-	ServerPool        *ebpf.MapSpec `ebpf:"server_pool"`
-	ServerWorkUs      *ebpf.MapSpec `ebpf:"server_work_us"`
-	SlaFeasibility    *ebpf.MapSpec `ebpf:"sla_feasibility"`
-	TableDefaults     *ebpf.MapSpec `ebpf:"table_defaults"`
-	TxPorts           *ebpf.MapSpec `ebpf:"tx_ports"`
+	CarbonRank         *ebpf.MapSpec `ebpf:"carbon_rank"`
+	CarbonRankKinds    *ebpf.MapSpec `ebpf:"carbon_rank_kinds"`
+	ClientSite         *ebpf.MapSpec `ebpf:"client_site"`
+	Config             *ebpf.MapSpec `ebpf:"config"`
+	DatapathStats      *ebpf.MapSpec `ebpf:"datapath_stats"`
+	Digests            *ebpf.MapSpec `ebpf:"digests"`
+	DispatchEvents     *ebpf.MapSpec `ebpf:"dispatch_events"`
+	ExecClassCost      *ebpf.MapSpec `ebpf:"exec_class_cost"`
+	ExecClassCostLive  *ebpf.MapSpec `ebpf:"exec_class_cost_live"`
+	L2Forward          *ebpf.MapSpec `ebpf:"l2_forward"`
+	L3Forward          *ebpf.MapSpec `ebpf:"l3_forward"`
+	LatencyProbe       *ebpf.MapSpec `ebpf:"latency_probe"`
+	PacketIn           *ebpf.MapSpec `ebpf:"packet_in"`
+	PortOfIfindex      *ebpf.MapSpec `ebpf:"port_of_ifindex"`
+	RecircPort         *ebpf.MapSpec `ebpf:"recirc_port"`
+	RegionFallback     *ebpf.MapSpec `ebpf:"region_fallback"`
+	RegionNextHop      *ebpf.MapSpec `ebpf:"region_next_hop"`
+	RegionNextHopLive  *ebpf.MapSpec `ebpf:"region_next_hop_live"`
+	RegionOutstanding  *ebpf.MapSpec `ebpf:"region_outstanding"`
+	RegionRouted       *ebpf.MapSpec `ebpf:"region_routed"`
+	ReplySource        *ebpf.MapSpec `ebpf:"reply_source"`
+	ReplySourceLive    *ebpf.MapSpec `ebpf:"reply_source_live"`
+	ServerBound        *ebpf.MapSpec `ebpf:"server_bound"`
+	ServerCredit       *ebpf.MapSpec `ebpf:"server_credit"`
+	ServerEndpoint     *ebpf.MapSpec `ebpf:"server_endpoint"`
+	ServerEndpointLive *ebpf.MapSpec `ebpf:"server_endpoint_live"`
+	ServerPool         *ebpf.MapSpec `ebpf:"server_pool"`
+	ServerPoolLive     *ebpf.MapSpec `ebpf:"server_pool_live"`
+	ServerWorkUs       *ebpf.MapSpec `ebpf:"server_work_us"`
+	SlaFeasibility     *ebpf.MapSpec `ebpf:"sla_feasibility"`
+	TableDefaults      *ebpf.MapSpec `ebpf:"table_defaults"`
+	TableDefaultsLive  *ebpf.MapSpec `ebpf:"table_defaults_live"`
+	TxPorts            *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
 // P4ctlVariableSpecs contains global variables before they are loaded into the kernel.
@@ -293,33 +310,39 @@ func (o *P4ctlObjects) Close() error {
 //
 // It can be passed to LoadP4ctlObjects or ebpf.CollectionSpec.LoadAndAssign.
 type P4ctlMaps struct {
-	CarbonRank        *ebpf.Map `ebpf:"carbon_rank"`
-	CarbonRankKinds   *ebpf.Map `ebpf:"carbon_rank_kinds"`
-	ClientSite        *ebpf.Map `ebpf:"client_site"`
-	Config            *ebpf.Map `ebpf:"config"`
-	DatapathStats     *ebpf.Map `ebpf:"datapath_stats"`
-	Digests           *ebpf.Map `ebpf:"digests"`
-	DispatchEvents    *ebpf.Map `ebpf:"dispatch_events"`
-	ExecClassCost     *ebpf.Map `ebpf:"exec_class_cost"`
-	L2Forward         *ebpf.Map `ebpf:"l2_forward"`
-	L3Forward         *ebpf.Map `ebpf:"l3_forward"`
-	LatencyProbe      *ebpf.Map `ebpf:"latency_probe"`
-	PacketIn          *ebpf.Map `ebpf:"packet_in"`
-	PortOfIfindex     *ebpf.Map `ebpf:"port_of_ifindex"`
-	RecircPort        *ebpf.Map `ebpf:"recirc_port"`
-	RegionFallback    *ebpf.Map `ebpf:"region_fallback"`
-	RegionNextHop     *ebpf.Map `ebpf:"region_next_hop"`
-	RegionOutstanding *ebpf.Map `ebpf:"region_outstanding"`
-	RegionRouted      *ebpf.Map `ebpf:"region_routed"`
-	ReplySource       *ebpf.Map `ebpf:"reply_source"`
-	ServerBound       *ebpf.Map `ebpf:"server_bound"`
-	ServerCredit      *ebpf.Map `ebpf:"server_credit"`
-	ServerEndpoint    *ebpf.Map `ebpf:"server_endpoint"`
-	ServerPool        *ebpf.Map `ebpf:"server_pool"`
-	ServerWorkUs      *ebpf.Map `ebpf:"server_work_us"`
-	SlaFeasibility    *ebpf.Map `ebpf:"sla_feasibility"`
-	TableDefaults     *ebpf.Map `ebpf:"table_defaults"`
-	TxPorts           *ebpf.Map `ebpf:"tx_ports"`
+	CarbonRank         *ebpf.Map `ebpf:"carbon_rank"`
+	CarbonRankKinds    *ebpf.Map `ebpf:"carbon_rank_kinds"`
+	ClientSite         *ebpf.Map `ebpf:"client_site"`
+	Config             *ebpf.Map `ebpf:"config"`
+	DatapathStats      *ebpf.Map `ebpf:"datapath_stats"`
+	Digests            *ebpf.Map `ebpf:"digests"`
+	DispatchEvents     *ebpf.Map `ebpf:"dispatch_events"`
+	ExecClassCost      *ebpf.Map `ebpf:"exec_class_cost"`
+	ExecClassCostLive  *ebpf.Map `ebpf:"exec_class_cost_live"`
+	L2Forward          *ebpf.Map `ebpf:"l2_forward"`
+	L3Forward          *ebpf.Map `ebpf:"l3_forward"`
+	LatencyProbe       *ebpf.Map `ebpf:"latency_probe"`
+	PacketIn           *ebpf.Map `ebpf:"packet_in"`
+	PortOfIfindex      *ebpf.Map `ebpf:"port_of_ifindex"`
+	RecircPort         *ebpf.Map `ebpf:"recirc_port"`
+	RegionFallback     *ebpf.Map `ebpf:"region_fallback"`
+	RegionNextHop      *ebpf.Map `ebpf:"region_next_hop"`
+	RegionNextHopLive  *ebpf.Map `ebpf:"region_next_hop_live"`
+	RegionOutstanding  *ebpf.Map `ebpf:"region_outstanding"`
+	RegionRouted       *ebpf.Map `ebpf:"region_routed"`
+	ReplySource        *ebpf.Map `ebpf:"reply_source"`
+	ReplySourceLive    *ebpf.Map `ebpf:"reply_source_live"`
+	ServerBound        *ebpf.Map `ebpf:"server_bound"`
+	ServerCredit       *ebpf.Map `ebpf:"server_credit"`
+	ServerEndpoint     *ebpf.Map `ebpf:"server_endpoint"`
+	ServerEndpointLive *ebpf.Map `ebpf:"server_endpoint_live"`
+	ServerPool         *ebpf.Map `ebpf:"server_pool"`
+	ServerPoolLive     *ebpf.Map `ebpf:"server_pool_live"`
+	ServerWorkUs       *ebpf.Map `ebpf:"server_work_us"`
+	SlaFeasibility     *ebpf.Map `ebpf:"sla_feasibility"`
+	TableDefaults      *ebpf.Map `ebpf:"table_defaults"`
+	TableDefaultsLive  *ebpf.Map `ebpf:"table_defaults_live"`
+	TxPorts            *ebpf.Map `ebpf:"tx_ports"`
 }
 
 func (m *P4ctlMaps) Close() error {
@@ -332,6 +355,7 @@ func (m *P4ctlMaps) Close() error {
 		m.Digests,
 		m.DispatchEvents,
 		m.ExecClassCost,
+		m.ExecClassCostLive,
 		m.L2Forward,
 		m.L3Forward,
 		m.LatencyProbe,
@@ -340,16 +364,21 @@ func (m *P4ctlMaps) Close() error {
 		m.RecircPort,
 		m.RegionFallback,
 		m.RegionNextHop,
+		m.RegionNextHopLive,
 		m.RegionOutstanding,
 		m.RegionRouted,
 		m.ReplySource,
+		m.ReplySourceLive,
 		m.ServerBound,
 		m.ServerCredit,
 		m.ServerEndpoint,
+		m.ServerEndpointLive,
 		m.ServerPool,
+		m.ServerPoolLive,
 		m.ServerWorkUs,
 		m.SlaFeasibility,
 		m.TableDefaults,
+		m.TableDefaultsLive,
 		m.TxPorts,
 	)
 }

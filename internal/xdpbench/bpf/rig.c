@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The benchmark rig's helper programs (internal/xdpbench): a traffic
+ * generator run in live-frame mode, a sink that counts and timestamps what
+ * reaches it, the bare-redirect baseline, and a server that turns requests
+ * into their replies. They are test equipment, not the product. */
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "../../../bpf/gen/contract.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define ETH_LEN 14
+#define IP_OFF ETH_LEN
+#define UDP_OFF (IP_OFF + 20)
+#define HDR_OFF (UDP_OFF + 8)
+#define PAYLOAD_OFF (HDR_OFF + P4CTL_HEADER_LEN)
+#define MIN_FRAME (PAYLOAD_OFF + 8)
+
+/* What the generator varies per frame: the request id, the client (source
+ * address base + i * stride, i < sources), the UDP source port and the
+ * SLA; and a timestamp in the payload, which the sink reads. */
+struct gen_config {
+	__u32 base;      /* first source address, host order */
+	__u32 sources;   /* how many */
+	__u32 stride;    /* between two sources' addresses */
+	__u32 slas;      /* sla_ms varies over 1..slas */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_config);
+} gen_conf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} gen_seq SEC(".maps");
+
+/* The sink's counts and latencies (per CPU): cell 0 frames, 1 bytes, then
+ * LAT_BUCKETS buckets of LAT_STEP ns of generator-to-sink latency (the last
+ * one: beyond). */
+#define LAT_STEP 250
+#define LAT_BUCKETS 256
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 + LAT_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sink_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} bare_out SEC(".maps");
+
+static __always_inline void put16(__u8 *p, __u16 v) { p[0] = v >> 8; p[1] = v; }
+static __always_inline void put32(__u8 *p, __u32 v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+
+/* gen: run with BPF_PROG_RUN, live frames, on the client-side interface:
+ * stamps the frame and sends it out of that interface (XDP_TX). */
+SEC("xdp")
+int gen(struct xdp_md *ctx)
+{
+	__u8 *pkt = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 k = 0;
+	struct gen_config *cfg = bpf_map_lookup_elem(&gen_conf, &k);
+	__u64 *seq = bpf_map_lookup_elem(&gen_seq, &k);
+	__u64 n, now;
+
+	if (!cfg || !seq || (void *)(pkt + MIN_FRAME) > end)
+		return XDP_ABORTED;
+	n = (*seq)++;
+	n = n * 2 + bpf_get_smp_processor_id(); /* distinct across two CPUs */
+	put32(pkt + HDR_OFF + 12, (__u32)n);
+	if (cfg->sources > 1)
+		put32(pkt + IP_OFF + 12, cfg->base + (__u32)(n % cfg->sources) * cfg->stride);
+	put16(pkt + UDP_OFF, 40000 + (__u16)(n & 0x3ff));
+	if (cfg->slas > 1)
+		put16(pkt + HDR_OFF + 2, 1 + (__u16)(n % cfg->slas));
+	pkt[HDR_OFF + 1] = 0; /* flags */
+	pkt[HDR_OFF + 5] = 0; /* hold count */
+	now = bpf_ktime_get_ns();
+	__builtin_memcpy(pkt + PAYLOAD_OFF, &now, 8);
+	return XDP_TX;
+}
+
+static __always_inline void bump(__u32 k, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&sink_counts, &k);
+
+	if (c)
+		*c += v;
+}
+
+/* sink: counts frames and bytes, and the latency since gen stamped them. */
+SEC("xdp")
+int sink(struct xdp_md *ctx)
+{
+	__u8 *pkt = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 sent, lat;
+	__u32 b;
+
+	bump(0, 1);
+	bump(1, end - (void *)pkt);
+	if ((void *)(pkt + MIN_FRAME) > end)
+		return XDP_DROP;
+	__builtin_memcpy(&sent, pkt + PAYLOAD_OFF, 8);
+	lat = bpf_ktime_get_ns() - sent;
+	b = lat / LAT_STEP;
+	if (b >= LAT_BUCKETS)
+		b = LAT_BUCKETS - 1;
+	bump(2 + b, 1);
+	return XDP_DROP;
+}
+
+/* bare: the ceiling, every frame redirected out of bare_out[0]. */
+SEC("xdp")
+int bare(struct xdp_md *ctx)
+{
+	return bpf_redirect_map(&bare_out, 0, XDP_DROP);
+}
+
+/* server: a bound request becomes its server's reply, sent back
+ * (XDP_TX); anything else is counted by the sink's logic and dropped. */
+SEC("xdp")
+int server(struct xdp_md *ctx)
+{
+	__u8 *pkt = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 mac[6], addr[4], port[2];
+
+	if ((void *)(pkt + MIN_FRAME) > end || (pkt[HDR_OFF] & 0x0f) != P4CTL_MSG_REQUEST)
+		return sink(ctx);
+	__builtin_memcpy(mac, pkt, 6);
+	__builtin_memcpy(pkt, pkt + 6, 6);
+	__builtin_memcpy(pkt + 6, mac, 6);
+	__builtin_memcpy(addr, pkt + IP_OFF + 12, 4);
+	__builtin_memcpy(pkt + IP_OFF + 12, pkt + IP_OFF + 16, 4);
+	__builtin_memcpy(pkt + IP_OFF + 16, addr, 4);
+	__builtin_memcpy(port, pkt + UDP_OFF, 2);
+	__builtin_memcpy(pkt + UDP_OFF, pkt + UDP_OFF + 2, 2);
+	__builtin_memcpy(pkt + UDP_OFF + 2, port, 2);
+	pkt[HDR_OFF] = (pkt[HDR_OFF] & 0xf0) | P4CTL_MSG_REPLY;
+	return XDP_TX;
+}
