@@ -22,10 +22,10 @@ import (
 
 // Target names.
 const (
-	Bare     = "bare XDP redirect"
-	XDP      = "p4ctl XDP"
-	GoModel  = "p4ctl embedded (Go)"
-	BMv2     = "BMv2"
+	Bare    = "bare XDP redirect"
+	XDP     = "p4ctl XDP"
+	GoModel = "p4ctl embedded (Go)"
+	BMv2    = "BMv2"
 )
 
 // Options configure Measure.
