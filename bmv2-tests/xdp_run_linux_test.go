@@ -10,8 +10,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"strings"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
