@@ -87,7 +87,7 @@ func TestE2PoolingAbsorbsImbalance(t *testing.T) {
 }
 
 func TestE3BoundMustGrowWithDelay(t *testing.T) {
-	r, err := E3(context.Background(), Scenario(), 0, tiny())
+	r, err := E3(context.Background(), Scenario(), tiny())
 	if err != nil {
 		t.Fatal(err)
 	}
