@@ -324,6 +324,7 @@ type simMicroOptions struct {
 	e3Burst    string
 	e3Points   []float64
 	fitted     []micro.Fitted
+	markdown   string
 	experiment string
 	scenario   micro.Config
 	parsed     []micro.Policy
@@ -403,6 +404,7 @@ given explicitly overrides it. The same --seed gives byte-identical output.`,
 	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes())+" (default: the scenario's, delay for both)")
 	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs())+" (default: the scenario's, round-trip pooled, round-trip-hop study; with --axis naming another axis, fixed on the service axis and round-trip on the others)")
 	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts())+" (default fixed)")
+	fs.StringVar(&o.markdown, "markdown", "", "figures: also write the table as Markdown to this file (for docs/REPRODUCTION.md)")
 	fs.Float64SliceVar(&o.e3Points, "points", nil, "e3: the D/S values to run (empty: the axis's grid)")
 	fs.Lookup("points").DefValue = ""
 	return cmd
@@ -414,7 +416,7 @@ func microExperimentFlags() map[string][]string {
 	return map[string][]string{
 		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"},
 		"costs": {"gateway"}, "dispatcher-cores": {"gateway"}, "loads": {"gateway"},
-		"policy": {"e1", "run"},
+		"policy": {"e1", "run"}, "markdown": {"figures"},
 	}
 }
 
@@ -500,6 +502,11 @@ func (o *simMicroOptions) Validate() error {
 			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
 		}
 	}
+	if o.markdown != "" {
+		if err := checkOutputFile("--markdown", o.markdown); err != nil {
+			return err
+		}
+	}
 	if named, err := micro.LookupScenario(o.scen.name); err == nil {
 		o.fitted = named.Fitted
 	}
@@ -535,7 +542,11 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 	case "switch":
 		res, err = micro.SwitchGap(ctx, o.scenario, opt)
 	case "figures":
-		res, err = micro.SeedFigures(ctx, o.scenario, o.fitted, opt)
+		var figs *micro.SeedFiguresResult
+		if figs, err = micro.SeedFigures(ctx, o.scenario, o.fitted, opt); err == nil {
+			res = figs
+			err = writeMarkdown(o.markdown, "study", figs.Figures)
+		}
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

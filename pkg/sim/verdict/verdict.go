@@ -19,6 +19,7 @@ package verdict
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -312,3 +313,25 @@ func TallyLine(c map[Verdict]int) string {
 // Rules is the rule text printed above a table.
 const Rules = "verdicts from our 95 % CI: a value must lie in it (or the source's CI overlap it); \"> x\" needs its lower bound above x; " +
 	"a range must contain it; counts must be equal; a CI straddling the bound is inconclusive; a figure that depends on a value chosen by looking at results is fitted and never counts"
+
+// WriteMarkdown writes figs as a Markdown table (for docs/REPRODUCTION.md):
+// the figure, the source's section and value, ours, the rule, the verdict
+// with its reason and the fitted values it depends on.
+func WriteMarkdown(w io.Writer, source string, figs []Figure) error {
+	esc := strings.NewReplacer("|", "\\|", "\n", " ")
+	if _, err := fmt.Fprintf(w, "| figure | %s § | %s (reported) | ours (95 %% CI) | rule | verdict | why | fitted |\n|---|---|---|---|---|---|---|---|\n", source, source); err != nil {
+		return err
+	}
+	for _, f := range figs {
+		fitted := strings.Join(f.Fitted, ", ")
+		if fitted == "" {
+			fitted = "–"
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc.Replace(f.Figure), f.Section, esc.Replace(f.Source),
+			esc.Replace(f.Ours), esc.Replace(f.RuleText), f.Verdict, esc.Replace(f.Why), esc.Replace(fitted)); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s.\n", TallyLine(Tally(figs)))
+	return err
+}

@@ -98,3 +98,19 @@ func TestFittedNeverCounts(t *testing.T) {
 		t.Errorf("tally %v: %s", c, TallyLine(c))
 	}
 }
+
+func TestWriteMarkdown(t *testing.T) {
+	f := New("E1 | random", "§4", "e1", "> 35 %", RateAbove(0.35), ci(0.42, 0.02), "42.00 ± 2.00 %")
+	g := NewCount("TTL", "§4", "ttl", "12 of 12", CountOf(12, 12), 11, 12)
+	g.MarkFitted("hop limit")
+	var b strings.Builder
+	if err := WriteMarkdown(&b, "study", []Figure{f, g}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| figure | study § |", "| E1 \\| random | §4 | > 35 % | 42.00 ± 2.00 % | our CI's lower bound > 35.00 % | reproduced |",
+		"| fitted (not counted) |", "| hop limit |", "1 reproduced, 0 not reproduced, 0 inconclusive, 1 fitted (not counted)."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}
