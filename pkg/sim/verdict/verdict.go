@@ -140,7 +140,7 @@ func (r Rule) Describe() string {
 	case Count:
 		return fmt.Sprintf("the same count (%d of %d)", r.Want, r.N)
 	case Holds:
-		return "ours holds"
+		return "the property holds for ours"
 	}
 	return string(r.Kind)
 }
@@ -155,7 +155,7 @@ func Judge(r Rule, s stats.Summary) (Verdict, string) {
 	// The CI's ends, widened by a rounding margin so that a bound the CI
 	// reaches exactly is not missed by floating-point residue.
 	lo, hi := m-ci-eps, m+ci+eps
-	ci95 := fmt.Sprintf("our CI [%s, %s]", r.fmt(lo), r.fmt(hi))
+	ci95 := fmt.Sprintf("our CI [%s, %s]", r.fmt(m-ci), r.fmt(m+ci))
 	switch r.Kind {
 	case Value:
 		if r.CILo != 0 || r.CIHi != 0 {
