@@ -656,7 +656,7 @@ func t40bName(p string) string {
 	case strings.HasPrefix(p, "jbsq"):
 		return "request-level credits, one per completion"
 	case p == "jiq":
-		return "request-level credits, one per idle core"
+		return "request-level credits, one per idle core (a reading chosen after the study's 0.351 msgs/RPC)"
 	case p == "random":
 		return "per-request random (reference)"
 	}
