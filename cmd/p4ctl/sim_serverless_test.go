@@ -250,6 +250,13 @@ func TestSimServerlessFigures(t *testing.T) {
 		Figures []struct {
 			Figure, Section, Source, Ours, Verdict, Why string
 			RuleText                                    string `json:"rule_text"`
+			Cells                                       []struct {
+				Figure, Verdict string
+				Value           *struct {
+					Mean float64 `json:"mean"`
+					CI95 float64 `json:"ci95"`
+				} `json:"value"`
+			} `json:"cells"`
 		} `json:"figures"`
 		Runs []struct {
 			Config struct {
@@ -281,6 +288,10 @@ func TestSimServerlessFigures(t *testing.T) {
 	}
 	if !strings.Contains(res.Figures[0].Figure, "P99 latency") {
 		t.Errorf("the headline %q is not the P99 latency", res.Figures[0].Figure)
+	}
+	// The headline's cells: every distribution × λ with our mean, CI and verdict.
+	if cells := res.Figures[0].Cells; len(cells) != 15 || cells[0].Value == nil || !(cells[0].Value.Mean > 0) || cells[0].Verdict == "" {
+		t.Errorf("headline cells %+v", cells)
 	}
 	if b, err := os.ReadFile(md); err != nil || !strings.Contains(string(b), "| figure | PathFinder § |") {
 		t.Errorf("markdown (%v):\n%s", err, b)

@@ -100,14 +100,17 @@ func judgeRun(r *ExperimentResult) []verdict.Figure {
 			}
 			k, n := 0, 0
 			lo, hi := math.Inf(1), math.Inf(-1)
+			var per []verdict.Figure
 			for _, q := range r.Ratios {
 				if q.Metric != "p99_latency" || q.Baseline != base || q.NotifyDelayMS != d {
 					continue
 				}
 				n++
-				if v, _ := verdict.Judge(rule, q.Ratio); v == verdict.Reproduced {
+				cell := verdict.New(fmt.Sprintf("%s λ = %g", q.Dist, q.Lambda), "§5.6", exp, fmt.Sprintf("%.2f–%.2f×", p.Low, p.High), rule, q.Ratio, ratioStr(q.Ratio))
+				if cell.Verdict == verdict.Reproduced {
 					k++
 				}
+				per = append(per, cell)
 				lo, hi = math.Min(lo, q.Ratio.Mean), math.Max(hi, q.Ratio.Mean)
 			}
 			if n == 0 {
@@ -120,6 +123,7 @@ func judgeRun(r *ExperimentResult) []verdict.Figure {
 			f := verdict.NewCount(name, "§5.6", exp, fmt.Sprintf("%.2f–%.2f× (all cells)", p.Low, p.High), verdict.CountOf(n, n), k, n)
 			f.Ours = fmt.Sprintf("%d of %d cells' CIs inside; means %.2f–%.2f×", k, n, lo, hi)
 			f.RuleText = fmt.Sprintf("every cell's 95 %% CI inside %.2f–%.2f×", p.Low, p.High)
+			f.Cells = per
 			out = append(out, f)
 		}
 	}

@@ -257,6 +257,9 @@ type Figure struct {
 	// Fitted names the values chosen by looking at results that this
 	// figure depends on (then Verdict is Fitted).
 	Fitted []string `json:"fitted,omitempty"`
+	// Cells are the per-cell figures a count is made of (each with its
+	// mean, CI and verdict), when the claim spans cells.
+	Cells []Figure `json:"cells,omitempty"`
 }
 
 // New judges our summary s against rule and returns the figure.
