@@ -17,7 +17,7 @@ import (
 )
 
 // microExperiments are the experiments of `sim micro`, in help order.
-var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "search", "figures", "run"}
+var microExperiments = []string{"e1", "e2", "e3", "t40b", "gateway", "ttl", "switch", "figures", "run"}
 
 // scenarioFlags bind the microsecond model's scenario to flags.
 type scenarioFlags struct {
@@ -29,6 +29,9 @@ type scenarioFlags struct {
 	load                float64
 	arrivalCV           float64
 	arrivalKind         string
+	flowsPerCore        int
+	staleReports        bool
+	forwardOneWay       bool
 	service             string
 	serviceMean         time.Duration
 	sigma               float64
@@ -64,8 +67,7 @@ func dur(x float64) time.Duration { return time.Duration(x * float64(time.Micros
 func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	d := micro.Scenario()
 	f.fs = fs
-	fs.StringVar(&f.name, "scenario", micro.ScenarioPooled, "named scenario the flags below start from: "+strings.Join(micro.ScenarioNames(), " (default: hosts pool their cores) or ")+
-		" (the late-binding study's structure: per-core RSS queues for early binding, micro-bursts, E3 moving D with the SLO keeping its slack over the round trip and one forwarding hop; docs/REPRODUCTION.md §2); a flag given explicitly overrides the scenario's value, the defaults shown are pooled's")
+	fs.StringVar(&f.name, "scenario", micro.ScenarioPooled, "named scenario the flags below start from: pooled (default: hosts pool their cores), study (the late-binding study's documented model, nothing fitted) or study-burst (an exploration with common bursts and three values chosen by looking at results); docs/REPRODUCTION.md §2. A flag given explicitly overrides the scenario's value; the defaults shown are pooled's")
 	fs.StringVar(&f.granularity, "granularity", string(micro.GranularityHost), "what a policy binds to: host (its cores share one queue), core (every core its own queue) or rss (early binding onto per-core queues, late binding onto host queues)")
 	fs.DurationVar(&f.sloWindow, "slo-window", 0, "judge the SLO on the p99 of windows of this length (0 = per request)")
 	policyFS := fs
@@ -78,6 +80,7 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.Float64Var(&f.load, "load", d.Load, "offered load ρ = λ·E[S]/(N·m)")
 	fs.Float64Var(&f.arrivalCV, "arrival-cv", d.ArrivalCV, "coefficient of variation of inter-arrival times (1 = Poisson)")
 	fs.StringVar(&f.arrivalKind, "arrival-kind", string(d.ArrivalKind), "how CV ≠ 1 is generated: h2 (balanced-means hyper-exponential; gamma below 1) or gamma")
+	fs.IntVar(&f.flowsPerCore, "flows-per-core", 0, "split arrivals into this many renewal flows per core, each of the arrival CV; random places a request by its flow (0 = one aggregate stream)")
 	fs.StringVar(&f.service, "service", string(d.Service.Kind), "service-time distribution: fixed, exp, bimodal, lognormal")
 	fs.DurationVar(&f.serviceMean, "service-mean", dur(d.Service.Mean), "mean service time S")
 	fs.Float64Var(&f.sigma, "sigma", d.Service.Sigma, "lognormal service: σ of ln(service time); 1 gives CV ≈ 1.31")
@@ -94,8 +97,10 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 	fs.DurationVar(&f.creditTTL, "credit-ttl", 0, "JBSQ credit TTL (0 = none)")
 	fs.StringVar(&f.ttlMode, "ttl-mode", string(micro.TTLSilence), "what the TTL expires: silence (the switch's rule) or credit (per request)")
 	policyFS.DurationVar(&f.refresh, "refresh", dur(d.Refresh), "load-report period for p2c and jsw")
+	policyFS.BoolVar(&f.staleReports, "stale-reports", false, "p2c and jsw use each load report as it arrived, without adding what they sent since")
+	policyFS.BoolVar(&f.forwardOneWay, "forward-one-way", false, "a forward costs D (host to host), not 2D")
 	policyFS.IntVar(&f.forwardThreshold, "forward-threshold", 0, "requests waiting at a server before it forwards (0 = its cores)")
-	policyFS.IntVar(&f.forwardHops, "forward-hops", 1, "how often one request may be forwarded (each hop costs 2D)")
+	policyFS.IntVar(&f.forwardHops, "forward-hops", 1, "how often one request may be forwarded (-1 = no limit)")
 	fs.DurationVar(&f.recirc, "recirc", time.Duration(micro.DefaultRecirc*float64(time.Microsecond)), "switch policies: the time one recirculation adds to a request")
 	fs.IntVar(&f.gatewayCores, "gateway-cores", 0, "software dispatcher cores (0 = offloaded switch)")
 	fs.DurationVar(&f.gatewayCost, "gateway-cost", 350*time.Nanosecond, "software dispatcher cost per message")
@@ -136,6 +141,15 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	}
 	if set("arrival-kind") {
 		c.ArrivalKind = dist.ArrivalKind(f.arrivalKind)
+	}
+	if set("flows-per-core") {
+		c.FlowsPerCore = f.flowsPerCore
+	}
+	if set("stale-reports") {
+		c.StaleReports = f.staleReports
+	}
+	if set("forward-one-way") {
+		c.ForwardOneWay = f.forwardOneWay
 	}
 	if set("service") {
 		kind, err := dist.ParseServiceKind(f.service)
@@ -302,8 +316,6 @@ type simMicroOptions struct {
 	scen       scenarioFlags
 	run        runFlags
 	policies   []string
-	target     float64
-	targetSet  bool
 	costs      []time.Duration
 	dispCores  []int
 	loads      []float64
@@ -311,9 +323,8 @@ type simMicroOptions struct {
 	e3SLO      string
 	e3Burst    string
 	e3Points   []float64
-	sigmas     []float64
-	factors    []float64
-	few        float64
+	fitted     []micro.Fitted
+	markdown   string
 	experiment string
 	scenario   micro.Config
 	parsed     []micro.Policy
@@ -322,29 +333,30 @@ type simMicroOptions struct {
 func newSimMicroCmd(s *streams) *cobra.Command {
 	o := &simMicroOptions{}
 	cmd := &cobra.Command{
-		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|search|figures|run}",
+		Use:   "micro {e1|e2|e3|t40b|gateway|ttl|switch|figures|run}",
 		Short: "Simulate µs-scale late binding (JBSQ/JIQ vs ingress balancing and movement)",
-		Long: `Discrete-event simulation of N hosts × m cores (one FCFS queue per host)
-behind an ingress/dispatcher, with renewal arrivals of a chosen CV, optional
-micro-bursts and host stalls, one-way network delay D on every message a
-policy needs, and an SLO on end-to-end latency.
+		Long: `Discrete-event simulation of N hosts × m cores behind an ingress or
+dispatcher, with renewal arrivals of a chosen CV (one aggregate stream or
+one flow per core), optional micro-bursts and host stalls, one-way network
+delay D on every message a policy needs, and an SLO on end-to-end latency.
 
 Experiments (each reproduces part of the late-binding study; the study's
 figures are printed beside ours, labelled):
   e1       violations per policy on 16×8 cores at ρ=0.85 (box plot)
   e2       ideal-movement reduction Δ for m = 1…16 cores per host (95 % CIs)
-  e3       violations against D/S = 0.1…4; JBSQ with fixed, Little and tuned n
+  e3       violations against D/S; JBSQ with fixed, Little and tuned n
   t40b     Zipf(0.5) connection skew: static hash, migration, request credits
   gateway  a software dispatcher (1 core, 200–500 ns/message) against load
   ttl      credit TTL ablation under lost notifications and host stalls
   switch   the study's ideal dispatchers beside the switch's one-pass algorithm
-  search   the structural grid (service tail --sigmas × E3 axis × SLO rule ×
-           burst rule): how far E1, E2 and E3's D/S = 4 point land from the
-           study's figures, closest first (long: ~7 min on 2 cores)
   figures  every seed figure of the study these experiments compute (E1,
            E2, E3, T40b, gateway, TTL at their default sizes): the study's,
-           ours with its 95 % CI, and a verdict (reproduced, within CI, not)
+           ours with its 95 % CI, the rule, a verdict and the values chosen
+           by looking at results (none for --scenario study)
   run      one scenario, the policies given by --policy
+
+A tuned JBSQ(n*) is the bound with the fewest violations on seeds disjoint
+from the scored ones, shown beside the Little bound.
 
 E3 moves D/S along --axis (delay, service, product: D·S kept, unloaded:
 2D + S kept), the SLO by --slo-rule and the bursts' on-period by
@@ -359,20 +371,18 @@ switch[:n][/random] and switch-jiq, the switch's own one-pass algorithm
 (pkg/pipeline; --recirc is the time a recirculation adds).
 
 Scenarios (--scenario): pooled (the default: each host's cores share one
-queue, H2 arrivals CV 2) or study (the late-binding study's structure:
-early binding onto per-core RSS queues and late binding onto host queues,
-micro-bursts common to all hosts, forwarding up to 8 hops, E3 moving D
-with the SLO's slack over the round trip and one detour kept (the axis the
-structural search selected), a gateway core per host, JBSQ(n*) tuned to 5 %;
-docs/REPRODUCTION.md §2). The scenario sets every flag's starting value; a
-flag given explicitly overrides it.
-The same --seed gives byte-identical output.`,
+queue, one H2 stream of CV 2), study (the late-binding study's documented
+model: one CV-2.5 flow per core hashed to its core, early binding onto
+per-core queues and late binding onto host queues, stale load reports,
+forwarding at D per move without a hop limit, E3 at D = 4.5 µs and SLO
+50 µs with S = D/x, a centralized gateway) or study-burst (an exploration:
+bursts common to all hosts and three values chosen by looking at results,
+listed as such). The scenario sets every flag's starting value; a flag
+given explicitly overrides it. The same --seed gives byte-identical output.`,
 		Example: `  p4ctl sim micro e1
   p4ctl sim micro e1 --scenario study
   p4ctl sim micro e3 --scenario study --quick -o json
-  p4ctl sim micro e3 --scenario study --axis service --points 0.9,4
-  p4ctl sim micro search --scenario study --sigmas 1,1.5
-  p4ctl sim micro figures --scenario study
+  p4ctl sim micro figures --scenario study -o json
   p4ctl sim micro run --policy random --policy jbsq:32 --cores-per-host 4 --hosts 32`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
@@ -387,7 +397,6 @@ The same --seed gives byte-identical output.`,
 	o.scen.bind(fs, false)
 	o.run.bind(fs, "out/sim-micro")
 	fs.StringArrayVar(&o.policies, "policy", nil, "e1 and run: policy to run (repeatable)")
-	fs.Float64Var(&o.target, "target", 0.01, "e3: violation target for the tuned JBSQ bound (default: the scenario's, 1 % pooled, 5 % study)")
 	fs.DurationSliceVar(&o.costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.dispCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
 	fs.Float64SliceVar(&o.loads, "loads", nil, "gateway: loads to sweep (empty: 0.025…0.85)")
@@ -395,13 +404,9 @@ The same --seed gives byte-identical output.`,
 	fs.StringVar(&o.e3Axis, "axis", "", "e3: how D/S moves: "+micro.NameList(micro.E3Axes())+" (default: the scenario's, delay for both)")
 	fs.StringVar(&o.e3SLO, "slo-rule", "", "e3: how the SLO moves along the axis: "+micro.NameList(micro.E3SLOs())+" (default: the scenario's, round-trip pooled, round-trip-hop study; with --axis naming another axis, fixed on the service axis and round-trip on the others)")
 	fs.StringVar(&o.e3Burst, "burst-scale", "", "e3: how the bursts' mean on-period moves along the axis: "+micro.NameList(micro.E3Bursts())+" (default fixed)")
+	fs.StringVar(&o.markdown, "markdown", "", "figures: also write the table as Markdown to this file (for docs/REPRODUCTION.md)")
 	fs.Float64SliceVar(&o.e3Points, "points", nil, "e3: the D/S values to run (empty: the axis's grid)")
 	fs.Lookup("points").DefValue = ""
-	fs.Float64SliceVar(&o.sigmas, "sigmas", nil, "search: lognormal σ of the service tails to search (empty: 1, 1.25, 1.5; quick: 1)")
-	fs.Lookup("sigmas").DefValue = ""
-	fs.Float64SliceVar(&o.factors, "burst-factors", nil, "search: micro-burst intensities to search as well (empty: the scenario's; a value, not a structure: a row chosen from them is a fit)")
-	fs.Lookup("burst-factors").DefValue = ""
-	fs.Float64Var(&o.few, "few", micro.DefaultFewPoints, "figures: a single study value counts as reproduced within this many percentage points (and within half of it)")
 	return cmd
 }
 
@@ -409,16 +414,15 @@ The same --seed gives byte-identical output.`,
 // another experiment they are a usage error rather than ignored.
 func microExperimentFlags() map[string][]string {
 	return map[string][]string{
-		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"}, "target": {"e3"},
+		"axis": {"e3"}, "slo-rule": {"e3"}, "burst-scale": {"e3"}, "points": {"e3"},
 		"costs": {"gateway"}, "dispatcher-cores": {"gateway"}, "loads": {"gateway"},
-		"sigmas": {"search"}, "burst-factors": {"search"}, "policy": {"e1", "run"}, "few": {"figures"},
+		"policy": {"e1", "run"}, "markdown": {"figures"},
 	}
 }
 
 // Complete fills derived fields.
 func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.experiment = strings.ToLower(args[0])
-	o.targetSet = changed(cmd.Flags(), "target")
 	flags := microExperimentFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		if exps := flags[name]; changed(cmd.Flags(), name) && slices.Contains(microExperiments, o.experiment) && !slices.Contains(exps, o.experiment) {
@@ -450,9 +454,6 @@ func (o *simMicroOptions) Validate() error {
 	if err := o.run.validate(); err != nil {
 		return err
 	}
-	if !(o.target > 0 && o.target < 1) {
-		return usageErrorf("--target %v must be in (0, 1)", o.target)
-	}
 	sc, err := o.scen.config(0)
 	if err != nil {
 		return err
@@ -466,14 +467,6 @@ func (o *simMicroOptions) Validate() error {
 	}
 	if o.e3Burst != "" {
 		sc.Sweep.E3Burst = micro.E3Burst(strings.ToLower(o.e3Burst))
-	}
-	for _, x := range o.sigmas {
-		if !(x > 0 && x <= 3) {
-			return usageErrorf("--sigmas: σ %v must be in (0, 3]", x)
-		}
-	}
-	if len(o.sigmas) > 0 && sc.Service.Kind != dist.ServiceLognormal {
-		return usageErrorf("--sigmas: the service must be lognormal, not %s", sc.Service.Kind)
 	}
 	for _, x := range o.e3Points {
 		if !(x > 0 && x <= 100) {
@@ -509,8 +502,13 @@ func (o *simMicroOptions) Validate() error {
 			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
 		}
 	}
-	if !(o.few > 0 && o.few < 100) {
-		return usageErrorf("--few %v must be in (0, 100) percentage points", o.few)
+	if o.markdown != "" {
+		if err := checkOutputFile("--markdown", o.markdown); err != nil {
+			return err
+		}
+	}
+	if named, err := micro.LookupScenario(o.scen.name); err == nil {
+		o.fitted = named.Fitted
 	}
 	return nil
 }
@@ -530,11 +528,7 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 	case "e2":
 		res, err = micro.E2(ctx, o.scenario, opt)
 	case "e3":
-		target := 0.0 // the scenario's
-		if o.targetSet {
-			target = o.target
-		}
-		res, err = micro.E3(ctx, o.scenario, target, opt)
+		res, err = micro.E3(ctx, o.scenario, opt)
 	case "t40b":
 		res, err = micro.T40b(ctx, o.scenario, opt)
 	case "gateway":
@@ -547,10 +541,12 @@ func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
 		res, err = micro.TTLAblation(ctx, o.scenario, opt)
 	case "switch":
 		res, err = micro.SwitchGap(ctx, o.scenario, opt)
-	case "search":
-		res, err = micro.Search(ctx, o.scenario, micro.SearchGrid{Sigmas: o.sigmas, BurstFactors: o.factors}, opt)
 	case "figures":
-		res, err = micro.SeedFigures(ctx, o.scenario, o.few, opt)
+		var figs *micro.SeedFiguresResult
+		if figs, err = micro.SeedFigures(ctx, o.scenario, o.fitted, opt); err == nil {
+			res = figs
+			err = writeMarkdown(o.markdown, "study", figs.Figures)
+		}
 	case "run":
 		ps := o.parsed
 		if len(ps) == 0 {

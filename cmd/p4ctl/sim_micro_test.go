@@ -90,7 +90,9 @@ func TestSimMicroUsageErrors(t *testing.T) {
 		{"sim", "micro", "run", "--policy", "hash"},
 		{"sim", "micro", "run", "--seeds", "-3"},
 		{"sim", "micro", "run", "--service", "pareto"},
-		{"sim", "micro", "e3", "--target", "2"},
+		{"sim", "micro", "search"},
+		{"sim", "micro", "run", "--forward-hops", "-2"},
+		{"sim", "micro", "run", "--flows-per-core", "-1"},
 		{"sim", "micro", "gateway", "--loads", "0"},
 		{"sim", "micro", "gateway", "--dispatcher-cores", "0"},
 		{"sim", "micro", "gateway", "--costs", "0s"},
@@ -121,12 +123,16 @@ func TestSimMicroScenarioStudy(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "per-core RSS queues") || !strings.Contains(out, "bursts ×1.25") {
+	if !strings.Contains(out, "per-core RSS queues") || !strings.Contains(out, "1 flow per core") || strings.Contains(out, "bursts") {
 		t.Errorf("study scenario line missing:\n%s", out)
 	}
 	_, out, _ = p4ctl(t, "sim", "micro", "e1", "--scenario", "study", "--granularity", "host", "--quick", "--requests", "3000", "--no-plots")
-	if strings.Contains(out, "RSS") || !strings.Contains(out, "bursts") {
+	if strings.Contains(out, "RSS") || !strings.Contains(out, "flow per core") {
 		t.Errorf("--granularity host did not override the study's rss:\n%s", out)
+	}
+	_, out, _ = p4ctl(t, "sim", "micro", "e1", "--scenario", "study-burst", "--quick", "--requests", "3000", "--no-plots")
+	if !strings.Contains(out, "bursts ×1.25") {
+		t.Errorf("the exploration has no bursts:\n%s", out)
 	}
 	_, def, _ := p4ctl(t, "sim", "micro", "e1", "--quick", "--requests", "3000", "--no-plots")
 	_, pooled, _ := p4ctl(t, "sim", "micro", "e1", "--scenario", "pooled", "--quick", "--requests", "3000", "--no-plots")
@@ -135,7 +141,7 @@ func TestSimMicroScenarioStudy(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"sim", "micro", "e2"}, {"sim", "micro", "e3"}, {"sim", "micro", "t40b"}, {"sim", "micro", "gateway"},
-		{"sim", "micro", "ttl"}, {"sim", "micro", "switch"}, {"sim", "micro", "search"}, {"sim", "micro", "run"}, {"tune", "jbsq"},
+		{"sim", "micro", "ttl"}, {"sim", "micro", "switch"}, {"sim", "micro", "run"}, {"tune", "jbsq"},
 	} {
 		args = append(args, "--scenario", "study", "--quick", "--requests", "2000", "--no-plots")
 		if code, _, errs := p4ctl(t, args...); code != exitOK {
@@ -147,6 +153,10 @@ func TestSimMicroScenarioStudy(t *testing.T) {
 func TestSimMicroE3AxisFlags(t *testing.T) {
 	base := []string{"sim", "micro", "e3", "--scenario", "study", "--quick", "--requests", "2000", "--no-plots"}
 	code, out, errs := p4ctl(t, append(base, "--axis", "delay", "--slo-rule", "round-trip-hop", "--points", "4")...)
+	// The study scenario's own axis: D = 4.5 µs and SLO 50 µs, S = D/x.
+	if _, own, _ := p4ctl(t, append(base, "--points", "4")...); !regexp.MustCompile(`(?m)^4\s+4\.5\s+1\.125\s+50\s+random\s`).MatchString(own) {
+		t.Errorf("D/S = 4 on the study's axis is not D 4.5 µs, S 1.125 µs, SLO 50 µs:\n%s", own)
+	}
 	if code != exitOK || !strings.Contains(out, "SLO = 50 µs + 4(D − 4.5 µs)") || !strings.Contains(out, "\n4 ") || strings.Contains(out, "\n0.9 ") {
 		t.Errorf("--axis delay --slo-rule round-trip-hop --points 4: exit %d %s\n%s", code, errs, out)
 	}
@@ -154,7 +164,7 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 		t.Errorf("D/S = 4 on the delay axis is not D 20 µs, S 5 µs, SLO 112 µs:\n%s", out)
 	}
 	// Naming the scenario's own axis keeps its SLO rule; another axis brings its own.
-	for axis, title := range map[string]string{"delay": "SLO = 50 µs + 4(D − 4.5 µs)", "service": "SLO 50 µs fixed", "product": "SLO = 50 µs + 2(D − 4.5 µs)"} {
+	for axis, title := range map[string]string{"delay": "SLO = 50 µs + 2(D − 4.5 µs)", "service": "SLO 50 µs fixed", "product": "SLO = 50 µs + 2(D − 4.5 µs)"} {
 		if code, out, errs := p4ctl(t, append(base, "--axis", axis, "--points", "4")...); code != exitOK || !strings.Contains(out, title) {
 			t.Errorf("--axis %s on the study scenario: exit %d %s, want %q in\n%s", axis, code, errs, title, out)
 		}
@@ -164,14 +174,10 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", bad, code, errs)
 		}
 	}
-	if code, _, errs := p4ctl(t, "sim", "micro", "search", "--service", "exp", "--sigmas", "1.5", "--quick", "--no-plots"); code != exitUsage || !strings.Contains(errs, "--sigmas") {
-		t.Errorf("--sigmas with exponential service: exit %d: %s", code, errs)
-	}
 	// Flags of one experiment given to another are refused, not ignored.
 	for _, args := range [][]string{
-		{"search", "--axis", "product"}, {"search", "--target", "0.2"}, {"e1", "--sigmas", "1.5"},
 		{"e2", "--points", "4"}, {"t40b", "--costs", "200ns"}, {"e3", "--policy", "random"},
-		{"e1", "--few", "5"}, {"figures", "--points", "4"},
+		{"figures", "--points", "4"}, {"e1", "--axis", "delay"},
 	} {
 		full := append([]string{"sim", "micro"}, append(args, "--quick", "--no-plots")...)
 		if code, _, errs := p4ctl(t, full...); code != exitUsage || !strings.Contains(errs, args[1]+" applies to") {
@@ -180,42 +186,62 @@ func TestSimMicroE3AxisFlags(t *testing.T) {
 	}
 }
 
-// TestSimMicroFigures: the seed-figure table in JSON, each figure with the
-// study's value, ours and a verdict; the tolerance is checked.
+// TestSimMicroFigures: the seed-figure table in JSON, each figure with
+// the study's value, ours with its CI, the rule and a verdict, and the
+// fitted values: none for the study scenario, listed for the exploration.
 func TestSimMicroFigures(t *testing.T) {
-	code, out, errs := p4ctl(t, "sim", "micro", "figures", "--scenario", "study", "--quick", "--no-plots", "-o", "json", "--few", "2")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var res struct {
-		FewPoints float64 `json:"few_points"`
-		Figures   []struct {
-			Figure, Study, Ours, Verdict, Why string
+	type figures struct {
+		Fitted []struct {
+			Name      string `json:"name"`
+			ChosenFor string `json:"chosen_for"`
+		} `json:"fitted"`
+		Figures []struct {
+			Figure, Source, Ours, Verdict, Why, Section string
+			RuleText                                    string `json:"rule_text"`
+			Value                                       *struct {
+				Mean float64 `json:"mean"`
+				CI95 float64 `json:"ci95"`
+			} `json:"value"`
 		} `json:"figures"`
 		Count map[string]int `json:"count"`
 	}
+	code, out, errs := p4ctl(t, "sim", "micro", "figures", "--scenario", "study", "--quick", "--no-plots", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res figures
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if res.FewPoints != 2 || len(res.Figures) < 20 {
-		t.Fatalf("few %g, %d figures", res.FewPoints, len(res.Figures))
+	if res.Fitted == nil || len(res.Fitted) != 0 || len(res.Figures) < 30 {
+		t.Fatalf("fitted %v, %d figures", res.Fitted, len(res.Figures))
 	}
-	n := 0
+	n, values := 0, 0
 	for _, f := range res.Figures {
-		if f.Study == "" || f.Ours == "" || f.Why == "" || !slices.Contains([]string{"reproduced", "within CI", "not"}, f.Verdict) {
+		if f.Source == "" || f.Ours == "" || f.Why == "" || f.RuleText == "" || f.Section == "" ||
+			!slices.Contains([]string{"reproduced", "not reproduced", "inconclusive"}, f.Verdict) {
 			t.Errorf("figure %+v", f)
+		}
+		if f.Value != nil {
+			values++
 		}
 	}
 	for _, c := range res.Count {
 		n += c
 	}
-	if n != len(res.Figures) {
-		t.Errorf("count %v for %d figures", res.Count, len(res.Figures))
+	if n != len(res.Figures) || values < 25 {
+		t.Errorf("count %v for %d figures, %d with a value and CI", res.Count, len(res.Figures), values)
 	}
-	for _, few := range []string{"0", "100", "NaN"} {
-		if code, _, errs := p4ctl(t, "sim", "micro", "figures", "--quick", "--no-plots", "--few", few); code != exitUsage || !strings.Contains(errs, "--few") {
-			t.Errorf("--few %s: exit %d: %s", few, code, errs)
-		}
+	code, out, errs = p4ctl(t, "sim", "micro", "figures", "--scenario", "study-burst", "--quick", "--no-plots", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("study-burst: exit %d: %s", code, errs)
+	}
+	res = figures{}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	if len(res.Fitted) < 3 || res.Fitted[0].ChosenFor == "" || res.Count["fitted (not counted)"] != len(res.Figures) {
+		t.Errorf("the exploration's fitted values %+v, counts %v of %d", res.Fitted, res.Count, len(res.Figures))
 	}
 }
 
@@ -233,11 +259,8 @@ func TestSimMicroNonFinite(t *testing.T) {
 		{"sim", "micro", "run", "--burst-on-fraction", "NaN"},
 		{"sim", "micro", "run", "--notify-loss", "NaN"},
 		{"sim", "micro", "run", "--zipf-alpha", "NaN"},
-		{"sim", "micro", "e3", "--target", "NaN"},
 		{"sim", "micro", "e3", "--points", "1,NaN"},
 		{"sim", "micro", "gateway", "--loads", "0.5,Inf"},
-		{"sim", "micro", "search", "--sigmas", "NaN"},
-		{"sim", "micro", "search", "--burst-factors", "NaN"},
 		{"tune", "jbsq", "--load", "NaN"},
 		{"tune", "jbsq", "--target", "NaN"},
 		{"tune", "jbsq", "--burst-factor", "Inf"},

@@ -54,32 +54,38 @@ type simServerlessOptions struct {
 	fs          *pflag.FlagSet
 	cfg         serverless.ExperimentConfig
 	planOnly    bool
+	markdown    string
 }
 
-const simServerlessLong = `Simulate dispatch of serverless requests (Poisson arrivals, chains of
-sequential stages) to a pool of 1-core pods under four policies: late binding
-(central FCFS queue), early binding (round-robin at arrival), early binding on
-expected remaining work (power of two), and PathFinder (bounded wait before
-binding, short classes overtaking long ones, then expected-remaining-work
-power of two). Execution times come from an Azure-Functions-like log-normal
-fit, a bounded Zipf (a = 1.294789, m = 1571585 ms) or a power law
-(a = 0.416, scale 54.37 s). Results are means with 95 % CIs across seeds.
+const simServerlessLong = `Simulate dispatch of serverless requests (Poisson arrivals; single calls or
+chains of sequential stages) to a pool of pods under four policies
+(PathFinder §5.3): late binding (a central FCFS queue served when a pod
+reports idle, after a feedback delay), early binding (round robin at
+arrival), early binding on expected remaining work (power of two) and
+PathFinder (each stage held in the activator for min(E[S | class], 100 ms)
+on a timer, so shorter stages bind first, then expected-remaining-work
+power of two). Latency is end to end (arrival → completion), response time
+arrival → start of execution (PathFinder §4.2, §5.5). Execution times
+follow an Azure-Functions-like log-normal fit, a bounded Zipf
+(a = 1.294789, m = 1571585) or a power law (a = 0.416, scale 54.37), each
+in the unit that puts the pool at ρ = 0.9 at 20 req/s. Results are means
+with 95 % CIs across seeds.
 
 Experiments:
-  sweep   (default) λ = 10, 12.5, 15, 17.5, 20 req/s × 3 distributions × 4 policies
-  notify  λ = 20: late binding and PathFinder as the pod-free notification
-          delay grows (0–1000 ms)
-  bound   no simulation: the derived PathFinder wait bounds and the set_pool /
-          exec_class_cost values a controller could push
-  ratios  the Knative setting swept over the activator ↔ pod hop (--hops) and
-          the execution-time scale (--time-scales): where PathFinder's P99
-          ratios against late and early binding fall against the paper's
+  sweep    (default) λ = 10, 12.5, 15, 17.5, 20 req/s × 3 distributions × 4 policies
+  notify   λ = 20: late binding as its feedback delay grows (0–100 ms)
+  figures  PathFinder's headline claims (§5.6) on the ALU and function-chain
+           benchmarks: ours with CIs, the rule and a verdict
+  bound    no simulation: the PathFinder waits per class and the set_pool /
+           exec_class_cost values a controller could push
+  ratios   the knative exploration swept over the activator ↔ pod hop
+           (--hops) and the execution-time scale (--time-scales)
 
-Scenarios (--scenario): default (1-core pods sized for ρ = 0.9 at 20 req/s,
-binding is free) and knative (16 pods, the activator's queue with
-containerConcurrency sized for ρ = 0.9 at 20 req/s, a 5 ms hop each way per
-bind: late binding = the activator buffering, early = round robin into the
-pods' queue-proxy queues).
+Scenarios (--scenario): pathfinder (the default: PathFinder's evaluated
+system, 8 one-core pods, the ALU benchmark as single calls; --chain 1-3
+for the function-chain benchmark) or knative (an exploration, not the
+reproduction: the distributions in their literal units on 16 pods with
+many slots each that do not slow each other, a 5 ms hop each way per bind).
 
 Flags override the experiment's grid; giving one distribution, λ and policy
 runs a single scenario. Plots (PNG and SVG) go to --out-dir.`
@@ -87,13 +93,14 @@ runs a single scenario. Plots (PNG and SVG) go to --out-dir.`
 func newSimServerlessCmd(s *streams) *cobra.Command {
 	o := &simServerlessOptions{}
 	cmd := &cobra.Command{
-		Use:   "serverless [sweep|notify|bound|ratios]",
+		Use:   "serverless [sweep|notify|figures|bound|ratios]",
 		Short: "Simulate serverless dispatch: late/early binding vs PathFinder's bounded wait",
 		Long:  simServerlessLong,
 		Example: `  p4ctl sim serverless
   p4ctl sim serverless --quick -o json
   p4ctl sim serverless --dist zipf --lambda 20 --policy late,pathfinder --seeds 20
   p4ctl sim serverless notify
+  p4ctl sim serverless figures -o json
   p4ctl sim serverless bound --dist azure --lambda 20
   p4ctl sim serverless --scenario knative
   p4ctl sim serverless ratios --quick`,
@@ -103,24 +110,25 @@ func newSimServerlessCmd(s *streams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.dists, "dist", "", "distributions, comma-separated: azure, zipf, powerlaw, exp:MEAN_MS (default: the experiment's)")
 	f.StringVar(&o.lambdas, "lambda", "", "arrival rates in req/s, comma-separated (default: the experiment's)")
-	f.StringVar(&o.policies, "policy", "", "policies: late, early, early-random, early-exec, pathfinder (default: the experiment's)")
-	f.StringVar(&o.notify, "notify-delay", "", "not ratios: pod-free notification delays, comma-separated durations (default 0; notify: 0,10ms,100ms,300ms,1s)")
+	f.StringVar(&o.policies, "policy", "", "policies: late, early, early-random, early-exec, pathfinder, pathfinder-idle (default: the experiment's)")
+	f.StringVar(&o.notify, "notify-delay", "", "not ratios: late binding's feedback delays (a pod reporting idle), comma-separated durations (default 0; notify: 0,1ms,5ms,20ms,100ms)")
 	f.IntVar(&o.seeds, "seeds", 10, fmt.Sprintf("seeds per scenario, 1..%d (CIs are across seeds)", serverless.MaxSeeds))
 	f.Uint64Var(&o.seed, "seed", 1, "first seed")
 	f.IntVar(&o.requests, "requests", 50000, fmt.Sprintf("requests per run; requests × the longest chain at most %d stages", serverless.MaxRunStages))
 	f.Float64Var(&o.warmup, "warmup", 0.1, "fraction of requests left out of the metrics")
-	f.StringVar(&o.chain, "chain", "1-3", "stages per request, MIN-MAX (uniform) or N")
+	f.StringVar(&o.chain, "chain", "1", "stages per request, MIN-MAX (uniform) or N (default: 1, the ALU benchmark; knative 1-3)")
 	f.Float64Var(&o.noise, "estimate-noise", 0.5, "σ of the log-normal error of class recognition (0 = exact classes)")
-	f.StringVar(&o.scenario, "scenario", "default", "setting: default (1-core pods, free binding) or knative (16 pods, the activator's queue and containerConcurrency, a 5 ms hop each way per bind; docs/REPRODUCTION.md §3)")
-	f.IntVar(&o.pods, "pods", 0, fmt.Sprintf("pods; 0 sizes each distribution's pool for utilization --rho-max at 20 req/s (default scenario; knative: 16); a pool has at most %d pods × slots", serverless.MaxPoolSlots))
-	f.IntVar(&o.concurrency, "container-concurrency", 0, "stages one pod runs at once (Knative's containerConcurrency); 0 sizes it for --rho-max when --pods is given, else one per pod (the pool then sized by pods)")
+	f.StringVar(&o.scenario, "scenario", "pathfinder", "setting: pathfinder (PathFinder's evaluated system, §5.2) or knative (an exploration: literal units, 16 pods of many slots, a 5 ms hop each way per bind; docs/REPRODUCTION.md §3)")
+	f.IntVar(&o.pods, "pods", 8, fmt.Sprintf("pods (pathfinder: 8; knative: 16); 0 sizes each distribution's pool for utilization --rho-max at 20 req/s; a pool has at most %d pods × slots", serverless.MaxPoolSlots))
+	f.IntVar(&o.concurrency, "container-concurrency", 1, "stages one pod runs at once (pathfinder: 1, a pod has one core); 0 sizes it for --rho-max when --pods is given")
+	f.StringVar(&o.markdown, "markdown", "", "figures: also write the table as Markdown to this file (for docs/REPRODUCTION.md)")
 	f.StringVar(&o.hops, "hops", "0,5ms,50ms,250ms,500ms", "ratios: activator ↔ pod hops to sweep (each both the notify and the forward delay)")
 	f.StringVar(&o.scales, "time-scales", "1,0.1,0.05", fmt.Sprintf("ratios: execution-time scales to sweep (each in [%g, %g])", serverless.MinTimeScale, serverless.MaxTimeScale))
 	f.Float64Var(&o.timeScale, "time-scale", 1, fmt.Sprintf("not ratios: multiply every execution time, in [%g, %g] (the same shapes on another time scale: fewer concurrent invocations per req/s)", serverless.MinTimeScale, serverless.MaxTimeScale))
 	f.DurationVar(&o.forward, "forward-delay", 0, "not ratios: hop from the dispatcher to the pod every bound stage pays (knative: 5ms)")
-	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s when --pods is 0")
+	f.Float64Var(&o.rhoMax, "rho-max", 0.9, "utilization at λ = 20 req/s: the unit each distribution is given (pathfinder), or the pool sized (--pods 0)")
 	f.Float64Var(&o.delta, "delta", 0.01, "tolerance of the wait-bound derivation (probability a held stage is still unbound at its bound)")
-	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait bound: "auto" (derived per class) or a duration for every class`)
+	f.StringVar(&o.waitBound, "wait-bound", "auto", `PathFinder's wait: "auto" (per class: min(E[S | class], 100 ms); knative: derived) or a duration for every class`)
 	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "a simulated request slower than this end to end counts as a timeout")
 	f.IntVar(&o.workers, "parallel", 0, "concurrent simulations (0 = GOMAXPROCS); never changes results")
 	deprecatedAlias(f, "timeout", "request-timeout")
@@ -141,7 +149,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		o.experiment = args[0]
 	}
 	switch o.experiment {
-	case "sweep":
+	case "sweep", "figures":
 		o.cfg = serverless.DefaultExperiment()
 	case "notify":
 		o.cfg = serverless.NotifyExperiment()
@@ -165,14 +173,21 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 			return usageErrorf("--time-scales: %w", err)
 		}
 	default:
-		return usageErrorf("unknown experiment %q (want sweep, notify, bound or ratios)", o.experiment)
+		return usageErrorf("unknown experiment %q (want sweep, notify, figures, bound or ratios)", o.experiment)
 	}
 	c := &o.cfg
 	switch o.scenario {
-	case "default":
+	case "pathfinder":
+		if o.experiment == "ratios" {
+			return usageErrorf("ratios explores the knative setting only (--scenario knative)")
+		}
 	case "knative":
+		if o.experiment == "figures" {
+			return usageErrorf("figures judges PathFinder's claims on its evaluated system (--scenario pathfinder), not the knative exploration")
+		}
 		k := serverless.KnativeExperiment()
 		c.Scenario, c.Pods, c.ContainerConcurrency, c.ForwardDelay = k.Scenario, k.Pods, k.ContainerConcurrency, k.ForwardDelay
+		c.ScaleToLoad, c.MaxWaitMS, c.WaitRule, c.Benchmark, c.ChainMin, c.ChainMax = k.ScaleToLoad, k.MaxWaitMS, k.WaitRule, k.Benchmark, k.ChainMin, k.ChainMax
 		if o.experiment == "sweep" || o.experiment == "bound" {
 			c.NotifyDelays = k.NotifyDelays
 			c.Name = k.Name
@@ -181,10 +196,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 			}
 		}
 	default:
-		return usageErrorf("--scenario %q: want default or knative", o.scenario)
-	}
-	if o.experiment == "ratios" && o.scenario == "default" {
-		c.Scenario, c.Pods, c.ContainerConcurrency, c.ForwardDelay = "", 0, 1, 0
+		return usageErrorf("--scenario %q: want pathfinder or knative", o.scenario)
 	}
 	if o.quick {
 		*c = c.Quick()
@@ -230,6 +242,9 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		if c.ChainMin, c.ChainMax, err = parseChain(o.chain); err != nil {
 			return usageErrorf("--chain: %w", err)
 		}
+		if c.ChainMax > 1 && c.Benchmark == "alu" {
+			c.Benchmark = "chain"
+		}
 	}
 	if o.changed("estimate-noise") {
 		c.EstimateNoise = o.noise
@@ -271,14 +286,15 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 // microExperimentFlags): ratios sweeps the hop and the time scale itself,
 // bound simulates nothing, and only sweep and notify plot.
 func serverlessExperimentFlags() map[string][]string {
-	notRatios := []string{"sweep", "notify", "bound"}
-	simulating := []string{"sweep", "notify", "ratios"}
+	notRatios := []string{"sweep", "notify", "figures", "bound"}
+	simulating := []string{"sweep", "notify", "figures", "ratios"}
 	return map[string][]string{
-		"hops": {"ratios"}, "time-scales": {"ratios"},
+		"hops": {"ratios"}, "time-scales": {"ratios"}, "markdown": {"figures"},
 		"time-scale": notRatios, "notify-delay": notRatios, "forward-delay": notRatios,
 		"seeds": simulating, "seed": simulating, "requests": simulating, "warmup": simulating, "estimate-noise": simulating,
 		"policy": simulating, "request-timeout": simulating, "parallel": simulating, "quick": simulating,
 		"out-dir": {"sweep", "notify"},
+		"dist":    {"sweep", "notify", "bound", "ratios"}, "lambda": {"sweep", "notify", "bound", "ratios"}, "chain": {"sweep", "notify", "bound", "ratios"},
 	}
 }
 
@@ -324,6 +340,9 @@ func (o *simServerlessOptions) Validate() error {
 	}
 	if err := c.Validate(); err != nil {
 		return usageErrorf("%w", err)
+	}
+	if err := checkOutputFile("--markdown", o.markdown); err != nil {
+		return err
 	}
 	if !o.noPlots && (o.experiment == "sweep" || o.experiment == "notify") {
 		return checkOutputDir("--out-dir", o.outDir)
@@ -371,6 +390,9 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.format, res)
 	}
+	if o.experiment == "figures" {
+		return o.runFigures(ctx, s)
+	}
 	if o.experiment == "ratios" {
 		progress, done := newProgress(s.Err, "sim serverless ratios")
 		defer done()
@@ -402,6 +424,33 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 	}
 	printPlots(s, res.Plots)
 	return nil
+}
+
+// runFigures runs PathFinder's figures: the ALU benchmark (late binding's
+// feedback delay at 0, 5 and 50 ms unless --notify-delay says) and the
+// function-chain benchmark, each with the flags' grid and sizes.
+func (o *simServerlessOptions) runFigures(ctx context.Context, s *streams) error {
+	cfgs := serverless.FiguresExperiments()
+	for i := range cfgs {
+		c := o.cfg // the flags' sizes, seeds, λ grid and pool
+		c.Name, c.Benchmark, c.ChainMin, c.ChainMax = cfgs[i].Name, cfgs[i].Benchmark, cfgs[i].ChainMin, cfgs[i].ChainMax
+		c.CDFLambda = 0
+		if !o.changed("notify-delay") {
+			c.NotifyDelays = cfgs[i].NotifyDelays
+		}
+		cfgs[i] = c
+	}
+	progress, done := newProgress(s.Err, "sim serverless figures")
+	defer done()
+	res, err := serverless.Figures(ctx, cfgs, progress)
+	done()
+	if err != nil {
+		return err
+	}
+	if err := writeMarkdown(o.markdown, "PathFinder", res.Figures); err != nil {
+		return err
+	}
+	return output.Print(s.Out, o.format, res)
 }
 
 // andList joins xs as "a, b and c".

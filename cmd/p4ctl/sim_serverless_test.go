@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,7 +61,7 @@ func TestSimServerlessSingleScenarioTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
-	for _, want := range []string{"exp:1000", "late", "pathfinder", "P99 RESPONSE VS LATE", "PathFinder paper (reported", "500 ms, 500 ms"} {
+	for _, want := range []string{"exp:1000", "late", "pathfinder", "P99 RESPONSE VS LATE", "PathFinder paper (reported", "100 ms, 100 ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -154,24 +155,27 @@ func TestSimServerlessLimits(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--dist", "exp:1e10"}, "--dist exp:1e10"},
-		{[]string{"--dist", "exp:1e9"}, "--dist exp:1e9"},
+		{[]string{"--dist", "exp:1e10", "--pods", "0"}, "--dist exp:1e10"},
+		{[]string{"--dist", "exp:1e9", "--pods", "0"}, "--dist exp:1e9"},
 		{[]string{"--dist", "exp:1e13", "--pods", "8", "--container-concurrency", "1"}, "--dist"},
 		{[]string{"--pods", "100000000"}, "--pods 100000000"},
 		{[]string{"--pods", "2000", "--container-concurrency", "1000"}, "--pods 2000 × --container-concurrency 1000"},
 		{[]string{"--container-concurrency", "70000", "--pods", "4"}, "--container-concurrency 70000"},
 		{[]string{"--time-scale", "1e9"}, "--time-scale"},
-		{[]string{"--time-scale", "1e5"}, "--dist azure"}, // in range, but sizes 45 M pods
+		{[]string{"--time-scale", "1e5", "--pods", "0"}, "--dist azure"}, // in range, but sizes 45 M pods
 		{[]string{"--scenario", "knative", "--dist", "exp:1e9"}, "--dist exp:1e9"},
-		{[]string{"--requests", "5000000"}, "--requests 5000000"},
+		{[]string{"--requests", "9000000"}, "--requests 9000000"},
+		{[]string{"--requests", "5000000", "--chain", "1-3"}, "--requests 5000000"},
+		{[]string{"figures", "--scenario", "knative"}, "figures judges"},
+		{[]string{"ratios", "--scenario", "pathfinder"}, "knative"},
 		{[]string{"--requests", "200000", "--chain", "64"}, "--requests 200000"},
 		{[]string{"--seeds", "5000"}, "--seeds 5000"},
 		{[]string{"ratios", "--time-scales", "1,1e9"}, "--time-scales"},
 		{[]string{"ratios", "--time-scales", "0"}, "--time-scales"},
 	} {
 		args := append([]string{"sim", "serverless", "--quick", "--no-plots"}, c.args...)
-		if c.args[0] == "ratios" {
-			args = append([]string{"sim", "serverless", "ratios", "--quick"}, c.args[1:]...)
+		if c.args[0] == "ratios" || c.args[0] == "figures" {
+			args = append([]string{"sim", "serverless", c.args[0], "--quick"}, c.args[1:]...)
 		}
 		code, _, errb := p4ctl(t, args...)
 		if code != exitUsage || !strings.Contains(errb, c.want) || strings.Count(strings.TrimSpace(errb), "\n") != 0 {
@@ -179,7 +183,7 @@ func TestSimServerlessLimits(t *testing.T) {
 		}
 	}
 	// Overloaded (ρ = 5·10^6) but bounded: runs, in little memory.
-	code, out, errb := p4ctl(t, "sim", "serverless", "--dist", "exp:1e9", "--pods", "8", "--container-concurrency", "1",
+	code, out, errb := p4ctl(t, "sim", "serverless", "--scenario", "knative", "--dist", "exp:1e9", "--pods", "8", "--container-concurrency", "1",
 		"--lambda", "20", "--policy", "late,pathfinder", "--seeds", "1", "--requests", "2000", "--no-plots")
 	if code != exitOK || !strings.Contains(out, "exp:1e9") {
 		t.Errorf("overloaded pool within the limits: exit %d: %s\n%s", code, errb, out)
@@ -229,5 +233,67 @@ func TestSimServerlessNonFinite(t *testing.T) {
 		if code, _, errb := p4ctl(t, args...); code != exitUsage || !strings.Contains(errb, flag) || !strings.Contains(errb, "finite") {
 			t.Errorf("%v: exit %d, want %d naming %s: %q", c, code, exitUsage, flag, errb)
 		}
+	}
+}
+
+// TestSimServerlessFigures: PathFinder's headline claims in JSON, each with
+// its section, the paper's value, ours, the rule and a verdict, nothing
+// fitted, the headline on end-to-end latency; --markdown writes the table.
+func TestSimServerlessFigures(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "figures.md")
+	code, out, errb := p4ctl(t, "sim", "serverless", "figures", "--quick", "--seeds", "2", "--requests", "1500", "-o", "json", "--markdown", md)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var res struct {
+		Fitted  []string `json:"fitted"`
+		Figures []struct {
+			Figure, Section, Source, Ours, Verdict, Why string
+			RuleText                                    string `json:"rule_text"`
+			Cells                                       []struct {
+				Figure, Verdict string
+				Value           *struct {
+					Mean float64 `json:"mean"`
+					CI95 float64 `json:"ci95"`
+				} `json:"value"`
+			} `json:"cells"`
+		} `json:"figures"`
+		Runs []struct {
+			Config struct {
+				Pods      int     `json:"pods"`
+				Slots     int     `json:"container_concurrency"`
+				Benchmark string  `json:"benchmark"`
+				ChainMax  int     `json:"chain_max"`
+				MaxWait   float64 `json:"max_wait_ms"`
+			} `json:"config"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if res.Fitted == nil || len(res.Fitted) != 0 || len(res.Figures) < 10 || len(res.Runs) != 2 {
+		t.Fatalf("fitted %v, %d figures, %d runs", res.Fitted, len(res.Figures), len(res.Runs))
+	}
+	if c := res.Runs[0].Config; c.Pods != 8 || c.Slots != 1 || c.Benchmark != "alu" || c.ChainMax != 1 || c.MaxWait != 100 {
+		t.Errorf("ALU run %+v: want 8 one-core pods, single calls, waits capped at 100 ms", c)
+	}
+	if res.Runs[1].Config.Benchmark != "chain" {
+		t.Errorf("second run %+v: want the function chain", res.Runs[1].Config)
+	}
+	for _, f := range res.Figures {
+		if f.Section == "" || f.Source == "" || f.Ours == "" || f.RuleText == "" || f.Why == "" ||
+			!slices.Contains([]string{"reproduced", "not reproduced", "inconclusive"}, f.Verdict) {
+			t.Errorf("figure %+v", f)
+		}
+	}
+	if !strings.Contains(res.Figures[0].Figure, "P99 latency") {
+		t.Errorf("the headline %q is not the P99 latency", res.Figures[0].Figure)
+	}
+	// The headline's cells: every distribution × λ with our mean, CI and verdict.
+	if cells := res.Figures[0].Cells; len(cells) != 15 || cells[0].Value == nil || !(cells[0].Value.Mean > 0) || cells[0].Verdict == "" {
+		t.Errorf("headline cells %+v", cells)
+	}
+	if b, err := os.ReadFile(md); err != nil || !strings.Contains(string(b), "| figure | PathFinder § |") {
+		t.Errorf("markdown (%v):\n%s", err, b)
 	}
 }

@@ -132,3 +132,14 @@ func mannWhitneyCDF(m, n, u int) float64 {
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
 	return math.Min(1, below/math.Exp(lg(m+n)-lg(m)-lg(n)))
 }
+
+// PGreater is the one-sided p-value of the test for the alternative that
+// the first sample is stochastically greater than the second: half the
+// two-sided p when the first sample ranks higher (U1 > U2), else
+// 1 − half of it.
+func (r MannWhitneyResult) PGreater() float64 {
+	if r.U1 > r.U2 {
+		return r.P / 2
+	}
+	return 1 - r.P/2
+}

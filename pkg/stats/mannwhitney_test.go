@@ -131,3 +131,29 @@ func TestMannWhitneyEdgeCases(t *testing.T) {
 		t.Errorf("swap: %+v vs %+v", r2, r)
 	}
 }
+
+func TestMannWhitneyPGreater(t *testing.T) {
+	cases := []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		// 5 vs 5, x entirely above y: one arrangement of C(10,5) = 252.
+		{"x above", []float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}, 1.0 / 252},
+		// The same samples the other way round: x is not greater.
+		{"x below", []float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 1 - 1.0/252},
+		// U1 = 23 of 25 (U2 = 2): P(U ≤ 2) = 4/252.
+		{"x mostly above", []float64{5, 6, 8, 9, 10}, []float64{1, 2, 3, 4, 7}, 4.0 / 252},
+		// Identical samples: no evidence either way.
+		{"all tied", []float64{1, 1, 1}, []float64{1, 1, 1}, 0.5},
+	}
+	for _, c := range cases {
+		r, err := MannWhitneyU(c.x, c.y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.PGreater(); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: PGreater = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -220,9 +220,12 @@ type Result struct {
 	DecisionTime  DecisionTime   `json:"decision_time"`
 	Zones         []ZoneRow      `json:"zones"`
 	Paper         PaperFigures   `json:"paper"`
-	Notes         []string       `json:"notes"`
-	Plots         []string       `json:"plots,omitempty"`
-	table         *regions.CarbonTable
+	// PaperArithmetic is the paper's figures recomputed from its own
+	// tables (labelled; not measured).
+	PaperArithmetic []PaperArithmetic `json:"paper_arithmetic"`
+	Notes           []string          `json:"notes"`
+	Plots           []string          `json:"plots,omitempty"`
+	table           *regions.CarbonTable
 }
 
 // OptionsJSON are the policy parameters as reported.
@@ -301,7 +304,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		SLAs: cfg.SLAs, Mix: cfg.Mix, Pools: cfg.Pools, LatencyModel: cfg.LatencyModel,
 		Options: OptionsJSON{Alpha: cfg.Options.Alpha, W: cfg.Options.W, ColdMissing: cfg.Options.ColdMissing.String(),
 			KeepAliveSec: cfg.Options.KeepAlive.Seconds(), CapShare: cfg.CapShare},
-		Paper: Paper(), table: tab,
+		Paper: Paper(), PaperArithmetic: PaperArithmetics(), table: tab,
 	}
 	if cfg.LatencyModel == LatencySampled {
 		res.LatencySigma = cfg.LatencySigma

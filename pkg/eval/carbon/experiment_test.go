@@ -277,3 +277,22 @@ func BenchmarkEvalCarbon(b *testing.B) {
 		}
 	}
 }
+
+// TestPaperArithmetic: the paper's Tables 3 and 4 give its own mixed
+// saving (27.4 % by the request counts), a Singapore level of ≈363 g and
+// ≈55.7 % for 12 regions.
+func TestPaperArithmetic(t *testing.T) {
+	got := PaperArithmetics()
+	want := []float64{27.37, 27.27, 363.42, 55.69, 55.93}
+	if len(got) != len(want) {
+		t.Fatalf("%d rows", len(got))
+	}
+	for i, w := range want {
+		if math.Abs(got[i].Value-w) > 0.01 {
+			t.Errorf("%s (%s): %.3f, want %.2f", got[i].Figure, got[i].Arithmetic, got[i].Value, w)
+		}
+	}
+	if fmt.Sprintf("%.1f", got[0].Value) != "27.4" {
+		t.Errorf("Table 3 × Table 4 counts = %.3f, not the paper's 27.4", got[0].Value)
+	}
+}

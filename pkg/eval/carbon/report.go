@@ -86,6 +86,12 @@ func (r *Result) WriteText(w io.Writer) error {
 	ew.Printf("\nHeadline figures beside the paper's\n")
 	ew.Table([]string{"figure", "PAPER", "ours 5 regions", "ours 12 regions"}, r.headline())
 
+	ew.Printf("\nThe paper's tables reweighted (PAPER ARITHMETIC: its own figures recomputed, nothing measured)\n")
+	rows = nil
+	for _, p := range r.PaperArithmetic {
+		rows = append(rows, []string{p.Figure, p.Reported, p.Arithmetic, fmt.Sprintf("%.1f", p.Value)})
+	}
+	ew.Table([]string{"figure", "PAPER (reported)", "recomputed from", "PAPER ARITHMETIC"}, rows)
 	ew.Printf("\nCarbon intensity per region over the period (gCO2eq/kWh)\n")
 	rows = nil
 	for _, z := range r.Zones {

@@ -25,6 +25,14 @@ type Config struct {
 	// (default h2: balanced-means hyper-exponential; gamma also available).
 	ArrivalCV   float64          `json:"arrival_cv"`
 	ArrivalKind dist.ArrivalKind `json:"arrival_kind"`
+	// FlowsPerCore > 0 splits the arrivals into FlowsPerCore × N·m
+	// independent flows, each a renewal process of rate λ/flows with the
+	// coefficient of variation ArrivalCV (the burstiness is the flow's, as
+	// the study gives it, not the aggregate's). An early-binding random
+	// ingress places a request by its flow's hash: flow f goes to core
+	// ⌊f/FlowsPerCore⌋, or that core's host when hosts are the servers.
+	// 0 is one aggregate renewal stream split per request.
+	FlowsPerCore int `json:"flows_per_core,omitempty"`
 	// Burst optionally modulates the arrival rate on and off.
 	Burst Burst `json:"burst"`
 	// Service is the service-time distribution.
@@ -53,13 +61,21 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Refresh is the load-report period for P2C and JSW (default 10 µs).
 	Refresh float64 `json:"refresh_us"`
+	// StaleReports makes P2C and JSW use the last load report as it
+	// arrived: without it the ingress adds the requests it sent to each
+	// server since that report (a correction the study does not make).
+	StaleReports bool `json:"stale_reports,omitempty"`
 	// ForwardThreshold is how many requests must be waiting at a server
 	// before it forwards a new one (default ServerCores()).
 	ForwardThreshold int `json:"forward_threshold"`
-	// ForwardHops is how often one request may be forwarded (default 1):
-	// a forwarded request that meets another queue at or above the
-	// threshold moves on again, each hop costing 2D.
+	// ForwardHops is how often one request may be forwarded (default 1;
+	// ForwardUnlimited: no limit): a forwarded request that meets another
+	// queue at or above the threshold moves on again, paying each hop.
 	ForwardHops int `json:"forward_hops,omitempty"`
+	// ForwardOneWay makes a forward cost one one-way delay D (host → host
+	// directly, the study's "each move pays D"); without it a forward
+	// costs 2D (host → switch → host).
+	ForwardOneWay bool `json:"forward_one_way,omitempty"`
 	// CreditTTL is the JBSQ credit time-to-live (0 = none); TTLMode says
 	// what expires.
 	CreditTTL float64 `json:"credit_ttl_us"`
@@ -113,6 +129,10 @@ const (
 	// host queue, as GranularityHost).
 	GranularityRSS Granularity = "rss"
 )
+
+// ForwardUnlimited as Config.ForwardHops puts no limit on how often a
+// request may be forwarded.
+const ForwardUnlimited = -1
 
 // DefaultRecirc is the default cost of one recirculation, in µs: a second
 // trip through a Tofino pipeline and its recirculation port is of the
@@ -318,8 +338,14 @@ func (c Config) Validate() error {
 	if c.ForwardThreshold < 0 {
 		add("forward threshold %d must be ≥ 0", c.ForwardThreshold)
 	}
-	if c.ForwardHops < 0 || c.ForwardHops > 255 {
-		add("forward hops %d must be in [0, 255]", c.ForwardHops)
+	if c.ForwardHops < ForwardUnlimited || c.ForwardHops > 255 {
+		add("forward hops %d must be in [0, 255] or %d (unlimited)", c.ForwardHops, ForwardUnlimited)
+	}
+	if c.FlowsPerCore < 0 || c.FlowsPerCore > 1024 || c.FlowsPerCore*c.Cores() > 1<<20 {
+		add("flows per core %d must be in [0, 1024], at most 2^20 flows in all", c.FlowsPerCore)
+	}
+	if c.FlowsPerCore > 0 && c.Burst.Enabled() {
+		add("per-flow arrivals and micro-bursts do not combine (bursts modulate one aggregate stream)")
 	}
 	if !(c.CreditTTL >= 0) || math.IsInf(c.CreditTTL, 0) {
 		add("credit TTL %v must be ≥ 0", c.CreditTTL)

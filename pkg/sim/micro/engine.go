@@ -56,7 +56,8 @@ type request struct {
 	hash  uint16
 	holds uint8
 	round pipeline.Round
-	hops  uint8 // times forwarded
+	hops  uint8 // times forwarded (saturating)
+	flow  int32 // the arrival flow (per-flow arrivals), else −1
 }
 
 // credit is one outstanding JBSQ credit under per-credit TTL expiry.
@@ -77,18 +78,19 @@ type host struct {
 // sim is one run's state. Nothing in it is shared between runs.
 type sim struct {
 	cfg   Config
-	n, m  int32 // servers, cores per server (hosts and their cores unless per-core)
-	group int32 // servers per physical host (m when every core is a server, else 1)
-	bound int32 // JBSQ bound, 0 = unbounded
-	thr   int   // forward threshold
-	hops  int   // forwards allowed per request
+	n, m  int32   // servers, cores per server (hosts and their cores unless per-core)
+	group int32   // servers per physical host (m when every core is a server, else 1)
+	bound int32   // JBSQ bound, 0 = unbounded
+	thr   int     // forward threshold
+	hops  int     // forwards allowed per request
+	fwdD  float64 // what one forward costs: D or 2D
 	meanS float64
 
 	now  float64
 	seq  uint64
 	heap eventHeap
 	fD   ring[event] // messages delayed by D: FIFO because D is constant
-	f2D  ring[event] // host → host forwards (2D)
+	f2D  ring[event] // host → host forwards (D or 2D: constant per run)
 	fTTL ring[event] // per-credit expiries (constant TTL, so FIFO too)
 
 	rArr, rSvc, rPol, rFault, rConn, rBurst *rand.Rand
@@ -101,6 +103,12 @@ type sim struct {
 	nextArrSeq uint64
 	arrived    int
 	total      int
+	// Per-flow arrivals: each flow's next arrival and its event sequence,
+	// and a min-heap of flows by next arrival (flowHeap[0] is the next).
+	flowNext   []float64
+	flowSeq    []uint64
+	flowHeap   []int32
+	flowServer []int32 // the server a flow hashes to
 	burstOn    bool
 	burstEnd   float64
 	rateOn     float64
@@ -187,8 +195,19 @@ func newSim(cfg Config) (*sim, error) {
 		s.thr = int(s.m)
 	}
 	s.hops = max(1, cfg.ForwardHops)
+	if cfg.ForwardHops == ForwardUnlimited {
+		s.hops = math.MaxInt
+	}
+	s.fwdD = 2 * cfg.Delay
+	if cfg.ForwardOneWay {
+		s.fwdD = cfg.Delay
+	}
+	meanGap := 1 / cfg.ArrivalRate()
+	if cfg.FlowsPerCore > 0 {
+		meanGap *= float64(cfg.FlowsPerCore * cfg.Cores())
+	}
 	var err error
-	if s.inter, err = dist.NewInterval(cfg.ArrivalKind, 1/cfg.ArrivalRate(), cfg.ArrivalCV); err != nil {
+	if s.inter, err = dist.NewInterval(cfg.ArrivalKind, meanGap, cfg.ArrivalCV); err != nil {
 		return nil, fmt.Errorf("micro: arrivals: %w", err)
 	}
 	if s.svc, err = dist.NewService(cfg.Service); err != nil {
@@ -282,7 +301,11 @@ func newSim(cfg Config) (*sim, error) {
 			s.burstEnd = s.rBurst.ExpFloat64() * s.meanOff
 		}
 	}
-	s.scheduleArrival(0)
+	if cfg.FlowsPerCore > 0 {
+		s.initFlows()
+	} else {
+		s.scheduleArrival(0)
+	}
 	if cfg.Policy.Binding == Early && (cfg.Policy.Ingress == P2C || cfg.Policy.Ingress == JSW) {
 		s.schedule(event{t: 0, kind: evReportTick})
 	}
@@ -313,6 +336,67 @@ func (s *sim) afterD(e event) {
 	e.t = s.now + s.cfg.Delay
 	e.seq = s.nextSeq()
 	s.fD.push(e)
+}
+
+// initFlows starts every flow: its first arrival one interval after 0,
+// its server by the flow hash (flow f → core ⌊f/k⌋, or that core's host).
+func (s *sim) initFlows() {
+	k := s.cfg.FlowsPerCore
+	nf := k * s.cfg.Cores()
+	coresPerServer := s.cfg.Cores() / int(s.n)
+	s.flowNext = make([]float64, nf)
+	s.flowSeq = make([]uint64, nf)
+	s.flowHeap = make([]int32, nf)
+	s.flowServer = make([]int32, nf)
+	for f := range nf {
+		s.flowNext[f] = s.inter.Sample(s.rArr)
+		s.flowSeq[f] = s.nextSeq()
+		s.flowHeap[f] = int32(f)
+		s.flowServer[f] = int32(f / k / coresPerServer)
+	}
+	for i := nf/2 - 1; i >= 0; i-- {
+		s.flowDown(i)
+	}
+	s.nextArr, s.nextArrSeq = s.flowNext[s.flowHeap[0]], s.flowSeq[s.flowHeap[0]]
+}
+
+// flowLess orders flows by next arrival, then by the sequence their
+// arrival was drawn in.
+func (s *sim) flowLess(a, b int32) bool {
+	if s.flowNext[a] != s.flowNext[b] {
+		return s.flowNext[a] < s.flowNext[b]
+	}
+	return s.flowSeq[a] < s.flowSeq[b]
+}
+
+func (s *sim) flowDown(i int) {
+	h := s.flowHeap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && s.flowLess(h[r], h[l]) {
+			m = r
+		}
+		if !s.flowLess(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// nextFlowArrival draws the next arrival of the flow that just arrived
+// (the heap's top) and makes the earliest flow's arrival the next.
+func (s *sim) nextFlowArrival() int32 {
+	f := s.flowHeap[0]
+	s.flowNext[f] += s.inter.Sample(s.rArr)
+	s.flowSeq[f] = s.nextSeq()
+	s.flowDown(0)
+	s.nextArr, s.nextArrSeq = s.flowNext[s.flowHeap[0]], s.flowSeq[s.flowHeap[0]]
+	return f
 }
 
 // scheduleArrival draws the next arrival after time t.
@@ -498,7 +582,7 @@ func (s *sim) arrive() {
 		r = int32(len(s.reqs) - 1)
 	}
 	q := &s.reqs[r]
-	*q = request{t0: s.now, svc: s.svc.Sample(s.rSvc), conn: -1, credit: -1}
+	*q = request{t0: s.now, svc: s.svc.Sample(s.rSvc), conn: -1, credit: -1, flow: -1}
 	if s.arrived >= s.cfg.Warmup {
 		q.flags = flagMeasured
 	}
@@ -506,7 +590,9 @@ func (s *sim) arrive() {
 		q.conn = int32(s.zipf.Sample(s.rConn))
 	}
 	s.arrived++
-	if s.arrived < s.total {
+	if s.flowHeap != nil {
+		q.flow = s.nextFlowArrival()
+	} else if s.arrived < s.total {
 		s.scheduleArrival(s.now)
 	}
 	s.atDispatcher(event{t: s.now, kind: evDispRequest, a: r})
@@ -794,7 +880,9 @@ func (s *sim) ingress(r int32) int32 {
 		if s.view[y]+s.sentSince[y] < s.view[x]+s.sentSince[x] {
 			h = y
 		}
-		s.sentSince[h]++
+		if !s.cfg.StaleReports {
+			s.sentSince[h]++
+		}
 		return h
 	case JSW:
 		best, bestW := int32(-1), math.Inf(1)
@@ -810,9 +898,14 @@ func (s *sim) ingress(r int32) int32 {
 				h = 0
 			}
 		}
-		s.sentSince[best]++
+		if !s.cfg.StaleReports {
+			s.sentSince[best]++
+		}
 		return best
 	default:
+		if f := s.reqs[r].flow; f >= 0 {
+			return s.flowServer[f] // the flow's hash
+		}
 		return int32(s.rPol.IntN(int(s.n)))
 	}
 }
@@ -957,14 +1050,16 @@ func (s *sim) hostArrive(r, h int32) {
 	case Forward:
 		q := &s.reqs[r]
 		if int(q.hops) < s.hops && hs.queue.n >= s.thr {
-			q.hops++
+			if q.hops < math.MaxUint8 {
+				q.hops++
+			}
 			g := int32(s.rPol.IntN(int(s.n) - 1))
 			if g >= h {
 				g++
 			}
 			s.res.Forwarded++
 			s.res.ControlMessages++
-			s.f2D.push(event{t: s.now + 2*s.cfg.Delay, seq: s.nextSeq(), kind: evHostArrive, a: r, b: g})
+			s.f2D.push(event{t: s.now + s.fwdD, seq: s.nextSeq(), kind: evHostArrive, a: r, b: g})
 			return
 		}
 	}

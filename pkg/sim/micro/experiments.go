@@ -28,14 +28,12 @@ func Scenario() Config {
 // Study figures, as the late-binding study reported them (labelled wherever
 // shown; never used by the model).
 const (
-	StudyE1Random = "> 35 %"
-	StudyE1Strong = "10–15 %" // JSW or forwarding
-	StudyE1Late   = "≈ 4.1 %" // JBSQ / JIQ
-	// studyE1LateRate is StudyE1Late as a rate, for marking it on plots.
-	studyE1LateRate = 0.041
-	StudyE3Random   = "18.78 %"
-	StudyE3Forward  = "35.47 %"
-	StudyE3JBSQ64   = "4.12 % (n = 64)"
+	StudyE1Random  = "> 35 %"
+	StudyE1Strong  = "10–15 %" // JSW or forwarding
+	StudyE1Late    = "≈ 4.1 %" // JBSQ / JIQ
+	StudyE3Random  = "18.78 %"
+	StudyE3Forward = "35.47 %"
+	StudyE3JBSQ64  = "4.12 % (n = 64)"
 	// StudyE3FailFirst: every early-binding + movement combination the
 	// study tried fails at a smaller D/S than JBSQ.
 	StudyE3FailFirst = "31 of 31 early-binding + movement combinations fail first"
@@ -44,10 +42,8 @@ const (
 	StudyT40bActive  = "12.94 % (Capybara-style active)"
 	StudyT40bPassive = "27.24 %"
 	StudyGateway     = "cliff near ρ ≈ 0.65 (1 core, 200–500 ns/message)"
-	// studyGatewayCliff is StudyGateway's load, for marking it on plots.
-	studyGatewayCliff = 0.65
-	StudyE2           = "intra-host pooling (m ≥ 8) absorbs most imbalance"
-	StudyTTL          = "no TTL worsens violations (stale credits → herding): all 12 random and 11 of 12 p2c cells"
+	StudyE2          = "intra-host pooling (m ≥ 8) absorbs most imbalance"
+	StudyTTL         = "no TTL significantly worsens violations (stale credits → herding): all 12 random and 11 of 12 p2c cells"
 )
 
 func studyE1(p Policy) string {
@@ -81,35 +77,31 @@ type E1Result struct {
 	Scenario Config  `json:"scenario"`
 	Options  Options `json:"options"`
 	Cells    []Cell  `json:"cells"`
-	// Tuned is the JBSQ(n*) bound added for the scenario's tune target (0:
-	// none).
-	Tuned int `json:"tuned_bound,omitempty"`
+	// Tuned is the JBSQ(n*) added when the scenario asks for it
+	// (Sweep.TunedJBSQ): chosen on seeds disjoint from the scored ones.
+	Tuned *Tuned `json:"tuned,omitempty"`
 }
 
 // E1 runs every policy on the scenario (default Scenario()) across seeds:
 // the study's headline comparison. With the default policies and a
-// scenario whose Sweep has a TuneTarget, a JBSQ with the tuned bound (the
-// smallest n meeting the target on the same seeds) is added. Defaults: 10
-// seeds × 200 000 requests; quick: 3 × 20 000.
+// scenario whose Sweep asks for TunedJBSQ, JBSQ(n*) is added, n* chosen on
+// seeds disjoint from the scored ones (tuneBest). Defaults: 10 seeds ×
+// 200 000 requests; quick: 3 × 20 000.
 func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1Result, error) {
 	o = o.withDefaults(10, 3, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
 	tr := &tracker{fn: o.Progress}
-	tunedBound := 0
+	var tuned *Tuned
 	if len(policies) == 0 {
 		policies = E1Policies()
-		if target := scenario.Sweep.TuneTarget; target > 0 {
-			// The study's JBSQ(n*): the smallest n per host meeting the
-			// scenario's target, tuned on the same seeds and sizes.
-			tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
-			tuned, err := tuneJBSQ(ctx, tc, tr)
-			if err != nil {
+		if scenario.Sweep.TunedJBSQ {
+			var err error
+			if tuned, err = tuneBest(ctx, scenario, o, tr); err != nil {
 				return nil, fmt.Errorf("e1: %w", err)
 			}
 			policies = append(policies, Policy{Binding: JBSQ, Ingress: Least, Bound: tuned.Bound})
-			tunedBound = tuned.Bound
 		}
 	}
 	var cfgs []Config
@@ -125,7 +117,7 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 	if err != nil {
 		return nil, fmt.Errorf("e1: %w", err)
 	}
-	res := &E1Result{Scenario: stamp(scenario, o), Options: o, Tuned: tunedBound}
+	res := &E1Result{Scenario: stamp(scenario, o), Options: o, Tuned: tuned}
 	for i, p := range policies {
 		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
 		c.Study = studyE1(p)
@@ -136,8 +128,25 @@ func E1(ctx context.Context, scenario Config, policies []Policy, o Options) (*E1
 
 func scenarioLine(c Config) string {
 	svc := describeService(c.Service)
-	s := fmt.Sprintf("%d hosts × %d cores, ρ=%.2f, arrivals CV %.2g (%s), service %s mean %g µs, D=%g µs, SLO %g µs",
-		c.Hosts, c.CoresPerHost, c.Load, c.ArrivalCV, c.ArrivalKind, svc, c.Service.Mean, c.Delay, c.SLO)
+	arr := fmt.Sprintf("arrivals CV %.2g (%s)", c.ArrivalCV, c.ArrivalKind)
+	if k := c.FlowsPerCore; k > 0 {
+		arr = fmt.Sprintf("arrivals %d flow per core, each CV %.2g (%s)", k, c.ArrivalCV, c.ArrivalKind)
+	}
+	s := fmt.Sprintf("%d hosts × %d cores, ρ=%.2f, %s, service %s mean %g µs, D=%g µs, SLO %g µs",
+		c.Hosts, c.CoresPerHost, c.Load, arr, svc, c.Service.Mean, c.Delay, c.SLO)
+	if c.StaleReports {
+		s += ", stale load reports"
+	}
+	fwd := "2D"
+	if c.ForwardOneWay {
+		fwd = "D"
+	}
+	switch h := c.ForwardHops; {
+	case h == ForwardUnlimited:
+		s += fmt.Sprintf(", forwarding %s per move, no hop limit", fwd)
+	case h > 1 || c.ForwardOneWay:
+		s += fmt.Sprintf(", forwarding %s per move, up to %d", fwd, max(1, h))
+	}
 	switch c.Granularity {
 	case GranularityCore:
 		s += ", per-core queues"
@@ -173,9 +182,9 @@ func seedsLine(o Options) string {
 // WriteText implements output.TextWriter.
 func (r *E1Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "E1 — violation rate per policy\n%s\n%s\n", scenarioLine(r.Scenario), seedsLine(r.Options))
-	if r.Tuned > 0 {
-		fmt.Fprintf(w, "last row: JBSQ(n*), n* = %d the smallest bound per host meeting %.2g %% on these seeds (tune jbsq --algorithm ideal)\n",
-			r.Tuned, 100*r.Scenario.Sweep.TuneTarget)
+	if t := r.Tuned; t != nil {
+		fmt.Fprintf(w, "last row: JBSQ(n*), n* = %d the bound with the fewest violations on seeds %s (not the scored %s); Little bound %d (row jbsq:%d)\n",
+			t.Bound, t.TunedOn, t.ScoredOn, t.Little, t.Little)
 	}
 	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Cells))
@@ -196,8 +205,10 @@ type E2Row struct {
 	Ingress      string `json:"ingress"`
 	None         Cell   `json:"no_movement"`
 	Ideal        Cell   `json:"ideal_movement"`
-	// Delta is the per-seed paired reduction none − ideal.
-	Delta stats.Summary `json:"delta"`
+	// Delta is the per-seed paired reduction none − ideal; DeltaPerSeed
+	// its values.
+	Delta        stats.Summary `json:"delta"`
+	DeltaPerSeed []float64     `json:"delta_per_seed"`
 }
 
 // E2Result is the ideal-movement reduction per pool size and ingress.
@@ -258,7 +269,7 @@ func E2(ctx context.Context, scenario Config, o Options) (*E2Result, error) {
 		}
 		res.Rows = append(res.Rows, E2Row{
 			CoresPerHost: k.m, Hosts: total / k.m, Ingress: ingresses[k.in],
-			None: summarize(none), Ideal: summarize(ideal), Delta: stats.Summarize(d),
+			None: summarize(none), Ideal: summarize(ideal), Delta: stats.Summarize(d), DeltaPerSeed: d,
 		})
 	}
 	return res, nil
@@ -287,10 +298,16 @@ type E3Point struct {
 	SLO              float64 `json:"slo_us"`
 	Label            string  `json:"label"`
 	Cell             Cell    `json:"cell"`
-	// LosesToRandom: the 95 % CIs are separated and this is worse.
+	// LosesToRandom: worse than random at this D/S (one-sided Mann–Whitney
+	// U on the per-seed violation rates, p < SignificanceLevel).
 	LosesToRandom bool   `json:"loses_to_random"`
 	Study         string `json:"study,omitempty"`
 }
+
+// SignificanceLevel is the p-value below which a Mann–Whitney U test
+// counts a difference (E3's losing to random, the TTL ablation's cells,
+// E2's monotonicity).
+const SignificanceLevel = 0.05
 
 // E3Result is violation rate against network delay.
 type E3Result struct {
@@ -299,20 +316,29 @@ type E3Result struct {
 	Axis     E3Axis    `json:"axis"`
 	SLORule  E3SLO     `json:"slo_rule"`
 	Burst    E3Burst   `json:"burst_rule"`
-	Target   float64   `json:"tune_target"`
 	Points   []E3Point `json:"points"`
-	// Failures says, for every curve, the smallest D/S at which it fails:
-	// violations above the tune target.
+	// Tuned is JBSQ(n*) at every D/S, chosen on seeds disjoint from the
+	// scored ones.
+	Tuned []E3Tuned `json:"tuned"`
+	// Failures says, for every curve, the smallest D/S at which it loses
+	// to random.
 	Failures []E3Failure `json:"failures"`
-	// FailFirst counts the early-binding curves (ingress with or without
-	// movement) that fail first: above the target at some D/S at which
-	// the tuned JBSQ still meets it.
-	FailFirst int `json:"early_fail_first"`
-	Early     int `json:"early_curves"`
+	// FailFirst counts the early-binding + movement curves (forwarding)
+	// that lose to random somewhere on the grid; Early is how many there
+	// are; JBSQHolds says the tuned JBSQ loses to random nowhere.
+	FailFirst int  `json:"movement_fail_first"`
+	Early     int  `json:"movement_curves"`
+	JBSQHolds bool `json:"jbsq_never_loses"`
 }
 
-// E3Failure is where one curve first exceeds the tune target (0: never on
-// the grid).
+// E3Tuned is the tuned bound at one D/S.
+type E3Tuned struct {
+	DelayOverService float64 `json:"delay_over_service"`
+	Tuned            Tuned   `json:"tuned"`
+}
+
+// E3Failure is where one curve first loses to random (0: never on the
+// grid).
 type E3Failure struct {
 	Label  string  `json:"label"`
 	FailAt float64 `json:"fails_at_delay_over_service"`
@@ -322,28 +348,22 @@ type E3Failure struct {
 var e3Labels = []string{"random", "p2c", "jsw", "random+fwd", "p2c+fwd", "jsw+fwd", "jiq", "jbsq fixed n", "jbsq Little n", "jbsq tuned n"}
 
 // E3 varies D/S, the one-way delay over the mean service time, and asks
-// which ingress+movement pairs lose to random (and fail the tune target
-// before JBSQ does), and whether JBSQ keeps up when its bound grows with
-// D/S. The scenario's Sweep says how (Sweep.E3Point): E3Axis AxisDelay
-// (default) moves D = x·S at the scenario's service mean, the SLO keeping
-// its slack over the base round trip (SLO + 2(D − D₀)); AxisService keeps
-// D and the SLO and moves S = D/x; AxisProduct and AxisUnloaded move both;
-// E3SLO and E3Burst override how the SLO and the bursts' on-period move
-// along the axis. JBSQ runs with the scenario's Little bound held fixed,
-// with the Little bound recomputed at each point, and with the n TuneJBSQ
-// finds for target (default the scenario's Sweep.TuneTarget, else 1 %).
-// Defaults 5 seeds × 200 000 at D/S = 0.1 … 4 (service axis: 0.45 … 4, S
-// within 1–10 µs at D = 4.5 µs); quick: 2 × 20 000 at three points.
-func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Result, error) {
+// which early-binding + movement curves lose to random (the study's
+// "fail first") while JBSQ keeps up when its bound grows with D/S. The
+// scenario's Sweep says how (Sweep.E3Point): E3Axis AxisDelay (default)
+// moves D = x·S at the scenario's service mean, the SLO keeping its slack
+// over the base round trip (SLO + 2(D − D₀)); AxisService keeps D and the
+// SLO and moves S = D/x; AxisProduct and AxisUnloaded move both; E3SLO and
+// E3Burst override how the SLO and the bursts' on-period move along the
+// axis. JBSQ runs with the scenario's Little bound held fixed, with the
+// Little bound recomputed at each point, and with n* chosen at each point
+// on seeds disjoint from the scored ones (tuneBest). Defaults 5 seeds ×
+// 200 000 at D/S = 0.1 … 4 (service axis: 0.45 … 4, S within 1–10 µs at
+// D = 4.5 µs); quick: 2 × 20 000 at three points.
+func E3(ctx context.Context, scenario Config, o Options) (*E3Result, error) {
 	o = o.withDefaults(5, 2, 200000, 20000)
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("e3: %w", err)
-	}
-	if target == 0 {
-		target = scenario.Sweep.TuneTarget
-	}
-	if target == 0 {
-		target = 0.01
 	}
 	axis, rule, burst, err := scenario.Sweep.E3Rules()
 	if err != nil {
@@ -365,7 +385,7 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 	}
 	tr := &tracker{fn: o.Progress}
 	fixed := LittleBound(scenario.ServerCores(), scenario.Delay, scenario.Service.Mean)
-	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Axis: axis, SLORule: rule, Burst: burst, Target: target}
+	res := &E3Result{Scenario: stamp(scenario, o), Options: o, Axis: axis, SLORule: rule, Burst: burst}
 	var cfgs []Config
 	var pts []E3Point
 	for _, x := range xs {
@@ -376,13 +396,11 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
 		}
-		// Tuning uses the comparison's seeds and sizes, so the tuned n meets
-		// the target on the runs that are compared.
-		tc := TuneConfig{Scenario: c, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
-		tuned, err := tuneJBSQ(ctx, tc, tr)
+		tuned, err := tuneBest(ctx, c, o, tr)
 		if err != nil {
 			return nil, fmt.Errorf("e3: D/S=%g: %w", x, err)
 		}
+		res.Tuned = append(res.Tuned, E3Tuned{DelayOverService: x, Tuned: *tuned})
 		for _, l := range e3Labels {
 			cc := c
 			switch l {
@@ -409,31 +427,37 @@ func E3(ctx context.Context, scenario Config, target float64, o Options) (*E3Res
 		if pts[i].Label == "random" {
 			rnd = pts[i].Cell
 		}
-		v := pts[i].Cell.Violation
-		pts[i].LosesToRandom = v.Mean-v.CI95 > rnd.Violation.Mean+rnd.Violation.CI95
+		pts[i].LosesToRandom = pts[i].Label != "random" && worse(pts[i].Cell.PerSeed, rnd.PerSeed)
 		if pts[i].DelayOverService == 4 {
 			switch pts[i].Label {
 			case "random":
 				pts[i].Study = StudyE3Random
 			case "random+fwd":
 				pts[i].Study = StudyE3Forward
-			case "jbsq tuned n", "jbsq Little n":
+			case "jbsq tuned n":
 				pts[i].Study = StudyE3JBSQ64
 			}
 		}
 	}
 	res.Points = pts
-	res.Failures, res.FailFirst, res.Early = e3Failures(pts, target)
+	res.Failures, res.FailFirst, res.Early, res.JBSQHolds = e3Failures(pts)
 	return res, nil
 }
 
-// e3Failures finds where each curve first exceeds target and counts the
-// early-binding curves (no jbsq, no jiq) that fail first: exceed target at
-// some D/S at which the tuned JBSQ still meets it.
-func e3Failures(pts []E3Point, target float64) ([]E3Failure, int, int) {
+// worse reports whether the sample x is stochastically larger than y:
+// a one-sided Mann–Whitney U test at SignificanceLevel.
+func worse(x, y []float64) bool {
+	r, err := stats.MannWhitneyU(x, y)
+	return err == nil && r.PGreater() < SignificanceLevel
+}
+
+// e3Failures finds where each curve first loses to random and counts the
+// early-binding + movement curves (forwarding) that do, and whether the
+// tuned JBSQ never does.
+func e3Failures(pts []E3Point) ([]E3Failure, int, int, bool) {
 	var out []E3Failure
 	at := map[string]int{}
-	holds := map[float64]bool{} // D/S at which the tuned JBSQ meets target
+	holds := true
 	for _, p := range pts {
 		i, ok := at[p.Label]
 		if !ok {
@@ -441,30 +465,24 @@ func e3Failures(pts []E3Point, target float64) ([]E3Failure, int, int) {
 			at[p.Label] = i
 			out = append(out, E3Failure{Label: p.Label})
 		}
-		if out[i].FailAt == 0 && p.Cell.Violation.Mean > target {
+		if out[i].FailAt == 0 && p.LosesToRandom {
 			out[i].FailAt = p.DelayOverService
 		}
-		if p.Label == "jbsq tuned n" && p.Cell.Violation.Mean <= target {
-			holds[p.DelayOverService] = true
-		}
-	}
-	first := map[string]bool{}
-	for _, p := range pts {
-		if holds[p.DelayOverService] && p.Cell.Violation.Mean > target {
-			first[p.Label] = true
+		if p.Label == "jbsq tuned n" && p.LosesToRandom {
+			holds = false
 		}
 	}
 	n, early := 0, 0
 	for _, f := range out {
-		if strings.HasPrefix(f.Label, "jbsq") || f.Label == "jiq" {
+		if !strings.Contains(f.Label, "+fwd") {
 			continue
 		}
 		early++
-		if first[f.Label] {
+		if f.FailAt > 0 {
 			n++
 		}
 	}
-	return out, n, early
+	return out, n, early, holds
 }
 
 // e3Title says what E3 moved: the axis, the SLO rule and the burst rule.
@@ -507,10 +525,10 @@ func (r *E3Result) e3Title() string {
 // WriteText implements output.TextWriter.
 func (r *E3Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "E3 — violations against D/S, %s\n%s\n%s\n", r.e3Title(), scenarioLine(r.Scenario), seedsLine(r.Options))
-	fmt.Fprintf(w, "jbsq fixed n = Little bound at the scenario's point (%d); Little n = ⌈m(1 + 2D/S)⌉ at each point; tuned n = smallest n with violations ≤ %.2g %% (TuneJBSQ)\n",
-		LittleBound(r.Scenario.ServerCores(), r.Scenario.Delay, r.Scenario.Service.Mean), 100*r.Target)
-	fmt.Fprintf(w, "early binding fails first: %d of %d early-binding curves exceed %.2g %% at a D/S where the tuned JBSQ meets it (study (reported): %s)\n\n",
-		r.FailFirst, r.Early, 100*r.Target, StudyE3FailFirst)
+	fmt.Fprintf(w, "jbsq fixed n = Little bound at the scenario's point (%d); Little n = ⌈m(1 + 2D/S)⌉ at each point; tuned n = n* with the fewest violations on disjoint seeds\n",
+		LittleBound(r.Scenario.ServerCores(), r.Scenario.Delay, r.Scenario.Service.Mean))
+	fmt.Fprintf(w, "loses to random: one-sided Mann–Whitney U on the per-seed rates, p < %g; %d of %d early-binding + forwarding curves lose to random somewhere, tuned JBSQ never: %s (study (reported): %s)\n\n",
+		SignificanceLevel, r.FailFirst, r.Early, yesNo(r.JBSQHolds), StudyE3FailFirst)
 	rows := make([][]string, 0, len(r.Points))
 	for _, p := range r.Points {
 		lose := ""
@@ -535,6 +553,8 @@ type T40bResult struct {
 	Scenario Config  `json:"scenario"`
 	Options  Options `json:"options"`
 	Cells    []Cell  `json:"cells"`
+	// Tuned is the credits' JBSQ(n*), when the scenario asks for it.
+	Tuned *Tuned `json:"tuned,omitempty"`
 }
 
 // T40bPolicies are the T40b policies: static connection hash, active
@@ -568,11 +588,11 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 	}
 	tr := &tracker{fn: o.Progress}
 	ps := T40bPolicies()
-	if target := scenario.Sweep.TuneTarget; target > 0 {
-		// Request-level credits at the tuned JBSQ(n*), as in E1.
-		tc := TuneConfig{Scenario: scenario, Target: target, Algorithm: AlgorithmIdeal, Options: Options{Seeds: o.Seeds, Seed: o.Seed, Requests: o.Requests, Parallel: o.Parallel}}
-		tuned, err := tuneJBSQ(ctx, tc, tr)
-		if err != nil {
+	var tuned *Tuned
+	if scenario.Sweep.TunedJBSQ {
+		// Request-level credits at JBSQ(n*), chosen as in E1.
+		var err error
+		if tuned, err = tuneBest(ctx, scenario, o, tr); err != nil {
 			return nil, fmt.Errorf("t40b: %w", err)
 		}
 		for i, p := range ps {
@@ -594,7 +614,7 @@ func T40b(ctx context.Context, scenario Config, o Options) (*T40bResult, error) 
 	if err != nil {
 		return nil, fmt.Errorf("t40b: %w", err)
 	}
-	res := &T40bResult{Scenario: stamp(scenario, o), Options: o}
+	res := &T40bResult{Scenario: stamp(scenario, o), Options: o, Tuned: tuned}
 	for i, p := range ps {
 		c := summarize(runs[i*o.Seeds : (i+1)*o.Seeds])
 		switch {
@@ -636,7 +656,7 @@ func t40bName(p string) string {
 	case strings.HasPrefix(p, "jbsq"):
 		return "request-level credits, one per completion"
 	case p == "jiq":
-		return "request-level credits, one per idle core"
+		return "request-level credits, one per idle core (a reading chosen after the study's 0.351 msgs/RPC)"
 	case p == "random":
 		return "per-request random (reference)"
 	}
@@ -697,7 +717,7 @@ func GatewaySweep(ctx context.Context, scenario Config, costsNS []float64, cores
 		scenario.Hosts = h
 	}
 	if len(loads) == 0 {
-		loads = []float64{0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.65, 0.85}
+		loads = []float64{0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.85}
 		if o.Quick {
 			loads = []float64{0.05, 0.1, 0.2, 0.65}
 		}
@@ -817,9 +837,11 @@ type TTLPoint struct {
 	Cell   Cell    `json:"cell"`
 	// StaleResets per request: credits given up by the TTL.
 	StaleResets float64 `json:"stale_resets_per_request"`
-	// WorseWithout: the same fault without a TTL has a higher mean
-	// violation rate than this cell (TTL cells only).
-	WorseWithout bool `json:"worse_without_ttl,omitempty"`
+	// WorseWithout: the same fault without a TTL is significantly worse
+	// than this cell (TTL cells only): a one-sided Mann–Whitney U test of
+	// the per-seed violation rates, P below SignificanceLevel.
+	WorseWithout bool    `json:"worse_without_ttl,omitempty"`
+	P            float64 `json:"p_worse_without_ttl,omitempty"`
 }
 
 // TTLTally counts, per JBSQ choice rule, the TTL cells (fault × mode ×
@@ -902,7 +924,7 @@ func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, e
 		return nil, fmt.Errorf("ttl: %w", err)
 	}
 	res := &TTLResult{Scenario: stamp(scenario, o), Options: o, Study: StudyTTL}
-	var none float64
+	var none []float64
 	for i := range pts {
 		rs := runs[i*o.Seeds : (i+1)*o.Seeds]
 		pts[i].Cell = summarize(rs)
@@ -913,10 +935,13 @@ func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, e
 		}
 		pts[i].StaleResets = sr / n
 		if pts[i].TTL == 0 {
-			none = pts[i].Cell.Violation.Mean
+			none = pts[i].Cell.PerSeed
 			continue
 		}
-		pts[i].WorseWithout = none > pts[i].Cell.Violation.Mean
+		if mw, err := stats.MannWhitneyU(none, pts[i].Cell.PerSeed); err == nil {
+			pts[i].P = mw.PGreater()
+			pts[i].WorseWithout = pts[i].P < SignificanceLevel
+		}
 		if k := len(res.Tallies); k == 0 || res.Tallies[k-1].Choice != pts[i].Choice {
 			res.Tallies = append(res.Tallies, TTLTally{Choice: pts[i].Choice})
 		}
@@ -934,7 +959,7 @@ func TTLAblation(ctx context.Context, scenario Config, o Options) (*TTLResult, e
 func (r *TTLResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Credit TTL ablation — jbsq\n%s\n%s\nstudy (reported): %s\n", scenarioLine(r.Scenario), seedsLine(r.Options), r.Study)
 	for _, t := range r.Tallies {
-		fmt.Fprintf(w, "%s: %d of %d TTL cells are worse without a TTL\n", t.Choice, t.Worse, t.Cells)
+		fmt.Fprintf(w, "%s: %d of %d TTL cells are significantly worse without a TTL (one-sided Mann–Whitney U, p < %g)\n", t.Choice, t.Worse, t.Cells, SignificanceLevel)
 	}
 	fmt.Fprintln(w)
 	rows := make([][]string, 0, len(r.Points))
@@ -947,9 +972,13 @@ func (r *TTLResult) WriteText(w io.Writer) error {
 				worse = "yes"
 			}
 		}
-		rows = append(rows, []string{p.Choice, p.Fault, mode, ttl, pct(p.Cell.Violation), num(p.Cell.P99, 1), fmt.Sprintf("%.4f", p.StaleResets), worse})
+		pv := "-"
+		if p.TTL > 0 {
+			pv = fmt.Sprintf("%.3g", p.P)
+		}
+		rows = append(rows, []string{p.Choice, p.Fault, mode, ttl, pct(p.Cell.Violation), num(p.Cell.P99, 1), fmt.Sprintf("%.4f", p.StaleResets), worse, pv})
 	}
-	return writeTable(w, []string{"POLICY", "FAULT", "TTL MODE", "TTL µs", "VIOLATIONS", "P99 µs", "EXPIRED CREDITS/REQ", "WORSE WITHOUT TTL"}, rows)
+	return writeTable(w, []string{"POLICY", "FAULT", "TTL MODE", "TTL µs", "VIOLATIONS", "P99 µs", "EXPIRED CREDITS/REQ", "WORSE WITHOUT TTL", "P"}, rows)
 }
 
 // ---------------------------------------------------------------- run ----
@@ -1088,4 +1117,11 @@ func recircOf(c Config) float64 {
 		return DefaultRecirc
 	}
 	return c.Recirc
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -13,67 +13,79 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/p4ctl/p4ctl/pkg/sim/verdict"
 	"github.com/p4ctl/p4ctl/pkg/stats"
 )
 
-// Verdict is how one of our figures stands against the study's.
-type Verdict string
-
-// Verdicts, from the best.
+// The study's figures the seed-figure table judges, as reported (study
+// §4–§7; never inputs to the model). Rates are fractions.
 const (
-	// VerdictReproduced: ours lies in the study's range, or within a few
-	// points of its single value (SeedFiguresResult.FewPoints, and never
-	// more than half the value away).
-	VerdictReproduced Verdict = "reproduced"
-	// VerdictWithinCI: the study's figure lies inside our 95 % CI.
-	VerdictWithinCI Verdict = "within CI"
-	// VerdictNot: neither.
-	VerdictNot Verdict = "not"
+	studyE1RandomAbove  = 0.35  // §4: random hash > 35 %
+	studyE1StrongLo     = 0.10  // §4: JSW and forwarding 10–15 %
+	studyE1StrongHi     = 0.15  //
+	studyE1LateRate     = 0.041 // §4: JBSQ / JIQ ≈ 4.1 %
+	studyE1GapLo        = 0.91  // §4: forwarding closes 91–96 % of random's gap to late binding
+	studyE1GapHi        = 0.96  //
+	studyE1JSWGap       = 0.50  // §4: after JSW, movement recovers < 50 % of the rest
+	studyE3Random       = 0.1878
+	studyE3Forward      = 0.3547
+	studyE3JBSQ         = 0.0412
+	studyE3Bound        = 64
+	studyE3Combinations = 31
+	studyT40bHash       = 0.1326
+	studyT40bCredit     = 0.0361
+	studyT40bActive     = 0.1294
+	studyT40bPassive    = 0.2724
+	studyT40bHashMsgs   = 0.000
+	studyT40bCreditMsgs = 0.351
+	studyT40bActiveMsgs = 0.006
+	studyT40bPassMsgs   = 0.148
+	studyGatewayCliff   = 0.65 // §7: one core saturates near ρ ≈ 0.65
+	studyTTLCells       = 12
 )
 
-// DefaultFewPoints is "within a few points" (issue 13's acceptance) as a
-// number: 3 percentage points. It is a convention, printed with the table,
-// not a property of the model; --few changes it.
-const DefaultFewPoints = 3.0
-
 // studyGatewayCosts are the per-message costs (ns) the study's cliff is
-// reported for.
-var studyGatewayCosts = [2]float64{200, 500}
+// reported for; gatewayCliffBand is "≈ 0.65" as the load step our grid
+// resolves around it (ρ = 0.60 … 0.70).
+var (
+	studyGatewayCosts = [2]float64{200, 500}
+	gatewayCliffBand  = [2]float64{0.60, 0.70}
+)
 
-// SeedFigure is one of the late-binding study's figures beside ours.
-type SeedFigure struct {
-	// Figure names it, Experiment says which command computed ours.
-	Figure     string `json:"figure"`
-	Experiment string `json:"experiment"`
-	// Study is the figure as reported (never an input to the model).
-	Study string `json:"study"`
-	// Ours is our figure as printed; Value is it as a number (rates as
-	// fractions; nil for a count or a yes/no).
-	Ours  string         `json:"ours"`
-	Value *stats.Summary `json:"value,omitempty"`
-	// Lo and Hi are the study's figure as an interval in Value's unit
-	// (Lo = Hi for a single value), for the plot; both 0 when it is not a
-	// number.
-	Lo float64 `json:"study_lo,omitempty"`
-	Hi float64 `json:"study_hi,omitempty"`
-	// Rate says Lo, Hi and Value are violation rates.
-	Rate    bool    `json:"rate,omitempty"`
-	Verdict Verdict `json:"verdict"`
-	// Why is the rule that decided, with the distance where there is one.
-	Why string `json:"why"`
+// studyE2 is the study's E2 table (§5): Δ in percentage points (as
+// fractions) with its 95 % CI, per m and ingress.
+var studyE2 = map[int]map[string][3]float64{
+	1:  {"random": {0.5844, 0.5823, 0.5868}, "p2c": {0.3248, 0.3232, 0.3266}, "jsw": {0.1085, 0.1073, 0.1097}},
+	2:  {"random": {0.4349, 0.4328, 0.4374}, "p2c": {0.1434, 0.1419, 0.1450}, "jsw": {0.0496, 0.0489, 0.0504}},
+	4:  {"random": {0.2720, 0.2693, 0.2750}, "p2c": {0.0346, 0.0341, 0.0350}, "jsw": {0.0122, 0.0119, 0.0125}},
+	8:  {"random": {0.1171, 0.1149, 0.1189}, "p2c": {0.0038, 0.0036, 0.0040}, "jsw": {0.0009, 0.0008, 0.0010}},
+	16: {"random": {0.0239, 0.0216, 0.0262}, "p2c": {0.0003, 0.0002, 0.0004}, "jsw": {0.00003, 0.00002, 0.00005}},
+}
+
+// studyTTLWorse is the study's count of TTL cells significantly worse
+// without a TTL for a JBSQ choice rule (ok false: none reported).
+func studyTTLWorse(choice string) (worse int, ok bool) {
+	switch choice {
+	case "jbsq/random":
+		return 12, true
+	case "jbsq/p2c":
+		return 11, true
+	}
+	return 0, false
 }
 
 // SeedFiguresResult is every seed figure of the late-binding study that
-// the µs experiments compute, each with ours and a verdict.
+// the µs experiments compute, each with ours, the rule and a verdict.
 type SeedFiguresResult struct {
 	Scenario Config  `json:"scenario"`
 	Options  Options `json:"options"`
-	// FewPoints is the tolerance of a reproduced single value, in
-	// percentage points.
-	FewPoints float64      `json:"few_points"`
-	Figures   []SeedFigure `json:"figures"`
+	// Fitted are the scenario's values chosen by looking at results
+	// (empty for the study scenario); figures that depend on one are
+	// verdict.Fitted.
+	Fitted  []Fitted         `json:"fitted"`
+	Figures []verdict.Figure `json:"figures"`
 	// Count is how many figures got each verdict.
-	Count map[Verdict]int `json:"count"`
+	Count map[verdict.Verdict]int `json:"count"`
 	// Sizes says the seeds × requests each experiment ran.
 	Sizes []string `json:"sizes"`
 }
@@ -81,20 +93,16 @@ type SeedFiguresResult struct {
 // SeedFigures runs E1, E2, E3, T40b, the gateway sweep and the TTL
 // ablation on the scenario, each at its own default size (Options
 // overrides them all, as it does for each command), and judges every seed
-// figure of the late-binding study they compute: reproduced (inside the
-// study's range, or within few points of its single value and within half
-// of it), within CI (the study's figure inside our 95 % CI) or not. Figures
-// the scenario cannot compute (no D/S = 4, no m = 8, no random or p2c TTL
-// cells) are left out; without a tune target E1's JBSQ is the Little
-// bound's, labelled so. few ≤ 0 takes DefaultFewPoints.
-func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (*SeedFiguresResult, error) {
-	if few <= 0 {
-		few = DefaultFewPoints
+// figure of the late-binding study they compute by the verdict package's
+// rules. fitted are the scenario's values chosen by looking at results:
+// every figure that depends on one is marked so and not counted. Figures
+// the scenario cannot compute (no D/S = 4, an m the quick grid skips, no
+// random or p2c TTL cells) are left out.
+func SeedFigures(ctx context.Context, scenario Config, fitted []Fitted, o Options) (*SeedFiguresResult, error) {
+	if fitted == nil {
+		fitted = []Fitted{}
 	}
-	if !(few < 100) || math.IsNaN(few) {
-		return nil, fmt.Errorf("figures: few points %v must be in (0, 100)", few)
-	}
-	res := &SeedFiguresResult{Scenario: stamp(scenario, o), Options: o, FewPoints: few, Count: map[Verdict]int{}}
+	res := &SeedFiguresResult{Scenario: stamp(scenario, o), Options: o, Fitted: fitted}
 	// One progress bar over the six experiments.
 	const stages = 6
 	stage := func(k int) Options {
@@ -123,7 +131,7 @@ func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (
 		return nil, fmt.Errorf("figures: %w", err)
 	}
 	size("E2", e2.Options)
-	e3, err := E3(ctx, scenario, 0, stage(2))
+	e3, err := E3(ctx, scenario, stage(2))
 	if err != nil {
 		return nil, fmt.Errorf("figures: %w", err)
 	}
@@ -144,272 +152,332 @@ func SeedFigures(ctx context.Context, scenario Config, few float64, o Options) (
 	}
 	size("TTL", ttl.Options)
 
-	add := func(f SeedFigure) {
-		res.Figures = append(res.Figures, f)
-		res.Count[f.Verdict]++
+	res.Figures = append(res.Figures, e1Figures(e1)...)
+	res.Figures = append(res.Figures, e2Figures(e2)...)
+	res.Figures = append(res.Figures, e3Figures(e3)...)
+	res.Figures = append(res.Figures, t40bFigures(t40b)...)
+	res.Figures = append(res.Figures, gatewayFigures(gw)...)
+	res.Figures = append(res.Figures, ttlFigures(ttl)...)
+	for i := range res.Figures {
+		res.Figures[i].MarkFitted(dependsOn(res.Figures[i].Figure, fitted)...)
 	}
-	rate := func(figure, exp, study string, lo, hi float64, s stats.Summary, extra string) {
-		v, why := judgeRate(lo, hi, s, few, "%")
-		ours := pct(s)
-		if extra != "" {
-			ours += " " + extra
-		}
-		add(SeedFigure{Figure: figure, Experiment: exp, Study: study, Ours: ours, Value: &s, Lo: lo, Hi: hi, Rate: true, Verdict: v, Why: why})
-	}
+	res.Count = verdict.Tally(res.Figures)
+	return res, nil
+}
 
-	// E1: the three tiers.
+// dependsOn names the fitted values a figure depends on.
+func dependsOn(figure string, fitted []Fitted) []string {
+	var out []string
+	for _, f := range fitted {
+		if len(f.Affects) == 0 {
+			out = append(out, f.Name)
+			continue
+		}
+		for _, p := range f.Affects {
+			if strings.HasPrefix(figure, p) {
+				out = append(out, f.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// rateFigure judges a violation-rate cell.
+func rateFigure(figure, section, exp, source string, rule verdict.Rule, s stats.Summary, extra string) verdict.Figure {
+	ours := pct(s)
+	if extra != "" {
+		ours += " " + extra
+	}
+	return verdict.New(figure, section, exp, source, rule, s, ours)
+}
+
+// e1Figures: the three tiers (§4), the forwarding gap shares and late
+// binding ahead of every forwarding.
+func e1Figures(e1 *E1Result) []verdict.Figure {
+	var out []verdict.Figure
 	cells := map[string]Cell{}
-	var tuned, little *Cell // JBSQ(n*), and JBSQ at the Little bound
-	for _, c := range e1.Cells {
-		cells[c.Policy] = c
-		switch {
-		case !strings.HasPrefix(c.Policy, "jbsq"):
-		case e1.Tuned > 0 && c.Bound == e1.Tuned:
-			tuned = &c
-		case little == nil:
-			little = &c
+	var late *Cell // JBSQ(n*), else the Little bound's JBSQ
+	lateName := "JBSQ(n*)"
+	// Cells come in E1Policies' order (a resolved Little bound prints as
+	// jbsq:n), JBSQ(n*) last when tuned.
+	names := E1Policies()
+	for i, c := range e1.Cells {
+		if i < len(names) && len(e1.Cells) >= len(names) {
+			cells[names[i].String()] = c
 		}
 	}
-	rate("E1 random", "e1", StudyE1Random, targetE1Random.Lo, targetE1Random.Hi, cells["random"].Violation, "")
+	if t := e1.Tuned; t != nil && len(e1.Cells) == len(names)+1 {
+		c := e1.Cells[len(names)]
+		late = &c
+	} else if c, ok := cells["jbsq"]; ok {
+		late, lateName = &c, "JBSQ (Little bound)"
+	}
+	if c, ok := cells["random"]; ok {
+		out = append(out, rateFigure("E1 random", "§4", "e1", "> 35 %", verdict.RateAbove(studyE1RandomAbove), c.Violation, ""))
+	}
 	for _, p := range [][2]string{{"jsw", "JSW"}, {"random+fwd", "random+fwd"}, {"p2c+fwd", "p2c+fwd"}, {"jsw+fwd", "JSW+fwd"}} {
-		rate("E1 "+p[1], "e1", StudyE1Strong, targetE1Strong.Lo, targetE1Strong.Hi, cells[p[0]].Violation, "")
-	}
-	switch { // the study's is a tuned bound; a scenario without a tune target has the Little bound only
-	case tuned != nil:
-		rate("E1 JBSQ(n*)", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, tuned.Violation, fmt.Sprintf("(n* = %d)", e1.Tuned))
-	case little != nil:
-		rate("E1 JBSQ (Little bound)", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, little.Violation, fmt.Sprintf("(n = %d)", little.Bound))
-	}
-	rate("E1 JIQ", "e1", StudyE1Late, studyE1LateRate, studyE1LateRate, cells["jiq"].Violation, "")
-
-	// E2: monotone, and the m = 8 row behind random.
-	mono := e2Monotone(e2.Rows)
-	v, why := VerdictNot, "Δ rises with m behind some ingress"
-	if mono {
-		v, why = VerdictReproduced, "Δ falls with m behind every ingress"
-	}
-	add(SeedFigure{Figure: "E2 Δ monotone in m", Experiment: "e2", Study: "monotone", Ours: yesNo(mono), Verdict: v, Why: why})
-	for _, r := range e2.Rows {
-		if r.CoresPerHost == 8 && r.Ingress == "random" {
-			d := r.Delta
-			m8 := targetE2M8.Lo
-			v, why := judgeRate(m8, m8, d, few, "pp")
-			add(SeedFigure{Figure: "E2 Δ at m = 8, random", Experiment: "e2", Study: fmt.Sprintf("%.2f pp", 100*m8),
-				Ours: fmt.Sprintf("%.2f ± %.2f pp", 100*d.Mean, 100*d.CI95), Value: &d, Lo: m8, Hi: m8, Rate: true, Verdict: v, Why: why})
+		if c, ok := cells[p[0]]; ok {
+			out = append(out, rateFigure("E1 "+p[1], "§4", "e1", "10–15 %", verdict.RateRange(studyE1StrongLo, studyE1StrongHi), c.Violation, ""))
 		}
 	}
+	if late != nil {
+		extra := fmt.Sprintf("(n = %d)", late.Bound)
+		if t := e1.Tuned; t != nil {
+			extra = fmt.Sprintf("(n* = %d tuned on seeds %s; Little bound %d: %s)", t.Bound, t.TunedOn, t.Little, pct(cells["jbsq"].Violation))
+		}
+		out = append(out, rateFigure("E1 "+lateName, "§4", "e1", "≈ 4.1 %", verdict.Rate(studyE1LateRate), late.Violation, extra))
+	}
+	if c, ok := cells["jiq"]; ok {
+		out = append(out, rateFigure("E1 JIQ", "§4", "e1", "≈ 4.1 %", verdict.Rate(studyE1LateRate), c.Violation, ""))
+	}
+	if late == nil {
+		return out
+	}
+	// The share of the gap to late binding that forwarding closes, per
+	// seed (the same seeds: paired).
+	share := func(from, fwd string) (stats.Summary, bool) {
+		a, aok := cells[from]
+		b, bok := cells[fwd]
+		if !aok || !bok {
+			return stats.Summary{}, false
+		}
+		var xs []float64
+		for i := range a.PerSeed {
+			if d := a.PerSeed[i] - late.PerSeed[i]; d > 0 {
+				xs = append(xs, (a.PerSeed[i]-b.PerSeed[i])/d)
+			}
+		}
+		return stats.Summarize(xs), len(xs) > 1
+	}
+	if s, ok := share("random", "random+fwd"); ok {
+		out = append(out, verdict.New("E1 forwarding's share of random's gap to late binding", "§4", "e1", "91–96 %",
+			verdict.RateRange(studyE1GapLo, studyE1GapHi), s, pct(s)))
+	}
+	if s, ok := share("jsw", "jsw+fwd"); ok {
+		out = append(out, verdict.New("E1 forwarding's share of JSW's gap to late binding", "§4", "e1", "< 50 %",
+			verdict.RateBelow(studyE1JSWGap), s, pct(s)))
+	}
+	// Late binding ahead of every non-ideal forwarding.
+	var ahead, fwds int
+	var behind []string
+	for _, p := range []string{"random+fwd", "p2c+fwd", "jsw+fwd"} {
+		c, ok := cells[p]
+		if !ok {
+			continue
+		}
+		fwds++
+		if worse(c.PerSeed, late.PerSeed) {
+			ahead++
+		} else {
+			behind = append(behind, p)
+		}
+	}
+	if fwds > 0 {
+		why := "ahead of every forwarding (one-sided Mann–Whitney U, p < 0.05)"
+		if len(behind) > 0 {
+			why = "not significantly ahead of " + strings.Join(behind, ", ")
+		}
+		out = append(out, verdict.NewHolds("E1 "+lateName+" ahead of every forwarding", "§4", "e1", "tuned JBSQ beats non-ideal movement",
+			ahead == fwds, fmt.Sprintf("%d of %d", ahead, fwds), why))
+	}
+	return out
+}
 
-	// E3: the D/S = 4 point and who fails first.
+// e2Figures: every cell of the study's E2 table (§5) and its strict
+// monotonicity.
+func e2Figures(e2 *E2Result) []verdict.Figure {
+	var out []verdict.Figure
+	for _, r := range e2.Rows {
+		st, ok := studyE2[r.CoresPerHost][r.Ingress]
+		if !ok {
+			continue
+		}
+		d := r.Delta
+		out = append(out, verdict.New(fmt.Sprintf("E2 Δ m = %d, %s", r.CoresPerHost, r.Ingress), "§5", "e2",
+			fmt.Sprintf("%.2f [%.2f, %.2f] pp", 100*st[0], 100*st[1], 100*st[2]), verdict.RateCI(st[0], st[1], st[2], "pp"), d,
+			fmt.Sprintf("%.2f ± %.2f pp", 100*d.Mean, 100*d.CI95)))
+	}
+	k, n, falls := e2Decreasing(e2.Rows)
+	if n > 0 {
+		out = append(out, verdict.NewHolds("E2 Δ falls with m at every step", "§5", "e2", "48 of 48 adjacent pairs (Holm p ≤ 0.0048)",
+			k == n, fmt.Sprintf("%d of %d adjacent pairs", k, n),
+			fmt.Sprintf("one-sided Mann–Whitney U, p < %g; %s", SignificanceLevel, falls)))
+	}
+	return out
+}
+
+// e2Decreasing counts the adjacent pairs (m, 2m) behind each ingress
+// where Δ is significantly larger at m (one-sided Mann–Whitney U on the
+// per-seed Δ), of all adjacent pairs; the third result names those that
+// are not.
+func e2Decreasing(rows []E2Row) (int, int, string) {
+	last := map[string]E2Row{}
+	k, n := 0, 0
+	var not []string
+	for _, r := range rows {
+		if prev, ok := last[r.Ingress]; ok {
+			n++
+			if worse(prev.DeltaPerSeed, r.DeltaPerSeed) {
+				k++
+			} else {
+				not = append(not, fmt.Sprintf("%s m = %d → %d", r.Ingress, prev.CoresPerHost, r.CoresPerHost))
+			}
+		}
+		last[r.Ingress] = r
+	}
+	if len(not) == 0 {
+		return k, n, "every pair"
+	}
+	return k, n, "not: " + strings.Join(not, ", ")
+}
+
+// e3Figures: the D/S = 4 point (§6) and who fails first.
+func e3Figures(e3 *E3Result) []verdict.Figure {
+	var out []verdict.Figure
 	for _, p := range e3.Points {
 		if p.DelayOverService != 4 {
 			continue
 		}
 		switch p.Label {
 		case "random":
-			rate("E3 D/S = 4 random", "e3", StudyE3Random, targetE3Random.Lo, targetE3Random.Hi, p.Cell.Violation, "")
+			out = append(out, rateFigure("E3 D/S = 4 random", "§6", "e3", "18.78 %", verdict.Rate(studyE3Random), p.Cell.Violation, ""))
 		case "random+fwd":
-			rate("E3 D/S = 4 random+fwd", "e3", StudyE3Forward, targetE3Forward.Lo, targetE3Forward.Hi, p.Cell.Violation, "")
+			out = append(out, rateFigure("E3 D/S = 4 random+fwd", "§6", "e3", "35.47 %", verdict.Rate(studyE3Forward), p.Cell.Violation, ""))
 		case "jbsq tuned n":
-			rate("E3 D/S = 4 JBSQ(n*)", "e3", StudyE3JBSQ64, targetE3JBSQ.Lo, targetE3JBSQ.Hi, p.Cell.Violation, fmt.Sprintf("(n* = %d)", p.Cell.Bound))
+			extra := fmt.Sprintf("(n* = %d)", p.Cell.Bound)
+			for _, t := range e3.Tuned {
+				if t.DelayOverService == 4 {
+					extra = fmt.Sprintf("(n* = %d tuned on seeds %s; Little bound %d)", t.Tuned.Bound, t.Tuned.TunedOn, t.Tuned.Little)
+				}
+			}
+			out = append(out, rateFigure("E3 D/S = 4 JBSQ(n*)", "§6", "e3", fmt.Sprintf("4.12 %% (n* = %d)", studyE3Bound), verdict.Rate(studyE3JBSQ), p.Cell.Violation, extra))
 		}
 	}
 	if e3.Early > 0 {
-		v, why := VerdictNot, fmt.Sprintf("%d of our %d early-binding curves do not fail first", e3.Early-e3.FailFirst, e3.Early)
-		if e3.FailFirst == e3.Early {
-			v, why = VerdictReproduced, fmt.Sprintf("all %d of our early-binding curves (the study has %d combinations)", e3.Early, studyE3Combinations)
+		var fails []string
+		for _, f := range e3.Failures {
+			if strings.Contains(f.Label, "+fwd") {
+				at := "never"
+				if f.FailAt > 0 {
+					at = fmt.Sprintf("D/S = %g", f.FailAt)
+				}
+				fails = append(fails, f.Label+" "+at)
+			}
 		}
-		add(SeedFigure{Figure: "E3 early binding fails first", Experiment: "e3", Study: fmt.Sprintf("%d of %d", studyE3Combinations, studyE3Combinations),
-			Ours: fmt.Sprintf("%d of %d", e3.FailFirst, e3.Early), Verdict: v, Why: why})
+		holds := e3.FailFirst == e3.Early && e3.JBSQHolds
+		out = append(out, verdict.NewHolds("E3 early binding + movement fails first", "§6", "e3",
+			fmt.Sprintf("%d of %d combinations lose to random; tuned JBSQ leads throughout", studyE3Combinations, studyE3Combinations),
+			holds, fmt.Sprintf("%d of %d; tuned JBSQ loses to random: %s", e3.FailFirst, e3.Early, yesNo(!e3.JBSQHolds)),
+			"loses to random at: "+strings.Join(fails, ", ")))
 	}
+	return out
+}
 
-	// T40b.
-	for _, c := range t40b.Cells {
+// t40bFigures: Table IV (§7), violations and extra messages per RPC.
+func t40bFigures(t *T40bResult) []verdict.Figure {
+	var out []verdict.Figure
+	add := func(name string, c Cell, rate, msgs float64, src string) {
+		out = append(out, rateFigure("T40b "+name, "§7", "t40b", src, verdict.Rate(rate), c.Violation, ""))
+		m := c.MessagesPerRPC
+		out = append(out, verdict.New("T40b "+name+", extra msgs/RPC", "§7", "t40b", fmt.Sprintf("%.3f", msgs),
+			verdict.Number(msgs, "msgs/RPC"), m, num(m, 3)))
+	}
+	for _, c := range t.Cells {
 		switch {
 		case c.Policy == "hash":
-			rate("T40b static hash", "t40b", StudyT40bHash, studyT40bHashRate, studyT40bHashRate, c.Violation, "")
+			add("static hash", c, studyT40bHash, studyT40bHashMsgs, "13.26 %")
 		case c.Policy == "migrate":
-			rate("T40b active migration", "t40b", StudyT40bActive, studyT40bActiveRate, studyT40bActiveRate, c.Violation, "")
-		case c.Policy == "passive-miss":
-			rate("T40b passive migration (after a miss)", "t40b", StudyT40bPassive, studyT40bPassiveRate, studyT40bPassiveRate, c.Violation, "")
+			add("active migration", c, studyT40bActive, studyT40bActiveMsgs, "12.94 %")
 		case c.Policy == "passive":
-			rate("T40b passive migration (at a queue)", "t40b", StudyT40bPassive, studyT40bPassiveRate, studyT40bPassiveRate, c.Violation, "")
-		case c.Policy == "jiq" || strings.HasPrefix(c.Policy, "jbsq"):
-			how := "per completion, " + c.Policy
-			if c.Policy == "jiq" {
-				how = "by idle cores, jiq"
-			}
-			rate("T40b request-level credits ("+how+")", "t40b", StudyT40bCredit, studyT40bCreditRate, studyT40bCreditRate, c.Violation, "")
-			m := c.MessagesPerRPC
-			v, why := judgeValue(studyT40bMessages, m, "msgs/RPC")
-			add(SeedFigure{Figure: "T40b credit messages per RPC (" + how + ")", Experiment: "t40b", Study: fmt.Sprintf("%.3f", studyT40bMessages),
-				Ours: num(m, 3), Value: &m, Lo: studyT40bMessages, Hi: studyT40bMessages, Verdict: v, Why: why})
+			add("passive migration (at a queue)", c, studyT40bPassive, studyT40bPassMsgs, "27.24 %")
+		case c.Policy == "passive-miss":
+			add("passive migration (after a miss)", c, studyT40bPassive, studyT40bPassMsgs, "27.24 %")
+		case strings.HasPrefix(c.Policy, "jbsq"):
+			add("request-level credits", c, studyT40bCredit, studyT40bCreditMsgs, "3.61 %")
 		}
 	}
+	return out
+}
 
-	// The gateway cliff: the study's ρ against ours across its costs.
+// gatewayFigures: the software gateway's cliff (§7).
+func gatewayFigures(gw *GatewayResult) []verdict.Figure {
 	var at []string
-	lo, hi := math.Inf(1), math.Inf(-1)
+	in, n := 0, 0
 	for _, c := range gw.Cliffs {
 		if c.Cores != 1 || c.PerMessageNS < studyGatewayCosts[0] || c.PerMessageNS > studyGatewayCosts[1] {
 			continue
 		}
+		n++
 		if c.Measured == 0 {
-			at = append(at, fmt.Sprintf("none (%g ns)", c.PerMessageNS))
+			at = append(at, fmt.Sprintf("none (%g ns; analytic %.3g)", c.PerMessageNS, c.Analytic))
 			continue
 		}
-		at = append(at, fmt.Sprintf("%g (%g ns)", c.Measured, c.PerMessageNS))
-		lo, hi = math.Min(lo, c.Measured), math.Max(hi, c.Measured)
-	}
-	if len(at) > 0 {
-		v, why := VerdictNot, "no cliff on the grid at 200–500 ns"
-		switch {
-		case studyGatewayCliff >= lo && studyGatewayCliff <= hi:
-			v, why = VerdictReproduced, fmt.Sprintf("ρ = %g lies between our cliffs at 200–500 ns", studyGatewayCliff)
-		case hi >= lo: // a cliff, on one side of the study's
-			d := math.Min(math.Abs(studyGatewayCliff-lo), math.Abs(studyGatewayCliff-hi))
-			why = fmt.Sprintf("the nearest of our cliffs is %.2g of load away", d)
+		at = append(at, fmt.Sprintf("%g (%g ns; analytic %.3g)", c.Measured, c.PerMessageNS, c.Analytic))
+		if c.Measured >= gatewayCliffBand[0] && c.Measured <= gatewayCliffBand[1] {
+			in++
 		}
-		add(SeedFigure{Figure: "gateway cliff, 1 core, 200–500 ns", Experiment: "gateway", Study: fmt.Sprintf("ρ ≈ %g", studyGatewayCliff),
-			Ours: "ρ = " + strings.Join(at, ", "), Verdict: v, Why: why})
 	}
+	if n == 0 {
+		return nil
+	}
+	return []verdict.Figure{verdict.NewHolds("gateway cliff, 1 core, 200–500 ns", "§7", "gateway", "ρ ≈ 0.65",
+		in == n, "ρ = "+strings.Join(at, ", "),
+		fmt.Sprintf("%d of %d costs put the cliff at ρ = %g–%g (our grid's step around 0.65)", in, n, gatewayCliffBand[0], gatewayCliffBand[1]))}
+}
 
-	// The TTL ablation's cell counts.
+// ttlFigures: the TTL ablation's counts of significantly worse cells (§4).
+func ttlFigures(ttl *TTLResult) []verdict.Figure {
+	var out []verdict.Figure
 	for _, t := range ttl.Tallies {
 		want, ok := studyTTLWorse(t.Choice)
 		if !ok {
 			continue
 		}
-		v, why := VerdictReproduced, "the same count"
-		switch d := t.Worse - want; {
-		case t.Cells != studyTTLCells:
-			v, why = VerdictNot, fmt.Sprintf("%d cells, not the study's grid of %d", t.Cells, studyTTLCells)
-		case d != 0:
-			v, why = VerdictNot, fmt.Sprintf("%d cell(s) more", d)
-			if d < 0 {
-				why = fmt.Sprintf("%d cell(s) fewer", -d)
-			}
-		}
-		add(SeedFigure{Figure: "TTL ablation, " + t.Choice + " cells worse without a TTL", Experiment: "ttl", Study: fmt.Sprintf("%d of %d", want, studyTTLCells),
-			Ours: fmt.Sprintf("%d of %d", t.Worse, t.Cells), Verdict: v, Why: why})
+		out = append(out, verdict.NewCount("TTL ablation, "+t.Choice+" cells worse without a TTL", "§4", "ttl",
+			fmt.Sprintf("%d of %d", want, studyTTLCells), verdict.CountOf(want, studyTTLCells), t.Worse, t.Cells))
 	}
-	return res, nil
-}
-
-// The study's figures SeedFigures needs as numbers beside the Study*
-// strings (as reported; never inputs to the model).
-const (
-	studyE3Combinations  = 31
-	studyT40bHashRate    = 0.1326
-	studyT40bActiveRate  = 0.1294
-	studyT40bPassiveRate = 0.2724
-	studyT40bCreditRate  = 0.0361
-	studyT40bMessages    = 0.351
-	studyTTLCells        = 12
-)
-
-// studyTTLWorse is the study's count of TTL cells worse without a TTL for
-// a JBSQ choice rule (ok false: the study reports none for it).
-func studyTTLWorse(choice string) (worse int, ok bool) {
-	switch choice {
-	case "jbsq/random":
-		return 12, true
-	case "jbsq/p2c":
-		return 11, true
-	}
-	return 0, false
-}
-
-// judgeRate judges our violation rate (or difference of rates) s against
-// the study's [lo, hi] (lo = hi: a single value; hi ≥ 1: "> lo"); unit is
-// how the figure prints ("%" or "pp").
-func judgeRate(lo, hi float64, s stats.Summary, few float64, unit string) (Verdict, string) {
-	m, ci := s.Mean, s.CI95
-	single := lo == hi
-	what := fmt.Sprintf("%.2f %s", 100*lo, unit)
-	if !single {
-		what = fmt.Sprintf("%g–%g %s", 100*lo, 100*hi, unit)
-		if hi >= 1 {
-			what = fmt.Sprintf("> %g %s", 100*lo, unit)
-		}
-	}
-	if !single && m >= lo && m <= hi {
-		return VerdictReproduced, "inside " + what
-	}
-	off := StudyTarget{Lo: lo, Hi: hi}.Off(m)
-	side := "above"
-	if m < lo {
-		side = "below"
-	}
-	if single && 100*math.Abs(m-lo) <= math.Min(few, 100*lo/2) {
-		return VerdictReproduced, fmt.Sprintf("%.2f points %s %s", off, side, what)
-	}
-	if m-ci <= hi && m+ci >= lo {
-		if single {
-			return VerdictWithinCI, fmt.Sprintf("%s inside our CI (%.2f points %s)", what, off, side)
-		}
-		return VerdictWithinCI, fmt.Sprintf("our CI reaches %s (%.2f points %s)", what, off, side)
-	}
-	return VerdictNot, fmt.Sprintf("%.2f points %s %s", off, side, what)
-}
-
-// judgeValue judges a quantity that is not a rate (no tolerance): within
-// CI or not.
-func judgeValue(v float64, s stats.Summary, unit string) (Verdict, string) {
-	if math.Abs(s.Mean-v) <= s.CI95 {
-		return VerdictWithinCI, fmt.Sprintf("%.3g %s inside our CI", v, unit)
-	}
-	side := "below"
-	if s.Mean > v {
-		side = "above"
-	}
-	return VerdictNot, fmt.Sprintf("%.3g %s %s", math.Abs(s.Mean-v), unit, side)
-}
-
-// e2Monotone says whether Δ falls (or stays) as m grows behind every
-// ingress; rows come in m order.
-func e2Monotone(rows []E2Row) bool {
-	last := map[string]float64{}
-	for _, r := range rows {
-		if d, ok := last[r.Ingress]; ok && r.Delta.Mean > d {
-			return false
-		}
-		last[r.Ingress] = r.Delta.Mean
-	}
-	return true
+	return out
 }
 
 // WriteText implements output.TextWriter.
 func (r *SeedFiguresResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Seed figures — the late-binding study's (as reported, never an input) beside ours\n%s\n", scenarioLine(r.Scenario))
 	fmt.Fprintf(w, "seeds × requests: %s; each experiment's own default unless --seeds/--requests; ± is the 95 %% CI across seeds\n", strings.Join(r.Sizes, ", "))
-	fmt.Fprintf(w, "verdicts: reproduced = inside the study's range, or within %g points of its value (and within half of it); within CI = the study's figure inside our 95 %% CI; not = neither\n", r.FewPoints)
-	fmt.Fprintf(w, "%d reproduced, %d within CI, %d not\n\n", r.Count[VerdictReproduced], r.Count[VerdictWithinCI], r.Count[VerdictNot])
+	fmt.Fprintf(w, "%s\n", verdict.Rules)
+	if len(r.Fitted) == 0 {
+		fmt.Fprintln(w, "values chosen by looking at results: none")
+	}
+	for _, f := range r.Fitted {
+		fmt.Fprintf(w, "value chosen by looking at results: %s = %s, chosen for %s\n", f.Name, f.Value, f.ChosenFor)
+	}
+	fmt.Fprintf(w, "%s\n\n", verdict.TallyLine(r.Count))
 	rows := make([][]string, 0, len(r.Figures))
 	for _, f := range r.Figures {
-		rows = append(rows, []string{f.Figure, f.Study, f.Ours, string(f.Verdict), f.Why})
+		rows = append(rows, []string{f.Figure, f.Section, f.Source, f.Ours, f.RuleText, string(f.Verdict), f.Why, strings.Join(f.Fitted, ", ")})
 	}
-	return writeTable(w, []string{"FIGURE", "STUDY (REPORTED)", "OURS", "VERDICT", "WHY"}, rows)
+	return writeTable(w, []string{"FIGURE", "STUDY §", "STUDY (REPORTED)", "OURS", "RULE", "VERDICT", "WHY", "FITTED"}, rows)
 }
 
 // Plots draws every rate figure as our mean with its 95 % CI beside the
 // study's value or range, one row per figure, coloured by verdict.
 func (r *SeedFiguresResult) Plots(dir string) ([]string, error) {
-	var figs []SeedFigure
+	var figs []verdict.Figure
 	for _, f := range r.Figures {
-		if f.Rate && f.Value != nil {
+		if f.Value != nil && f.Rule.Scale == 100 {
 			figs = append(figs, f)
 		}
 	}
 	slices.Reverse(figs) // the first figure on top
-	p := newPlot("Seed figures: ours (95 % CI) beside the study's (reported)", "violation rate, or Δ (%)", "")
+	p := newPlot("Seed figures: ours (95 % CI) beside the study's (reported)", "violation rate, share or Δ (%)", "")
 	names := make([]string, len(figs))
-	verdicts := []Verdict{VerdictReproduced, VerdictWithinCI, VerdictNot}
-	colours := map[Verdict]color.Color{
-		VerdictReproduced: color.NRGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-		VerdictWithinCI:   color.NRGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-		VerdictNot:        color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	colours := map[verdict.Verdict]color.Color{
+		verdict.Reproduced:    color.NRGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+		verdict.Inconclusive:  color.NRGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+		verdict.NotReproduced: color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		verdict.Fitted:        color.NRGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
 	}
-	for _, v := range verdicts {
+	for _, v := range []verdict.Verdict{verdict.Reproduced, verdict.Inconclusive, verdict.NotReproduced, verdict.Fitted} {
 		var pts plotter.XYs
 		var errs plotter.XErrors
 		for i, f := range figs {
@@ -419,7 +487,7 @@ func (r *SeedFiguresResult) Plots(dir string) ([]string, error) {
 			}
 			m, ci := 100*f.Value.Mean, 100*f.Value.CI95
 			pts = append(pts, plotter.XY{X: m, Y: float64(i)})
-			errs = append(errs, struct{ Low, High float64 }{math.Min(ci, m), ci})
+			errs = append(errs, struct{ Low, High float64 }{math.Min(ci, math.Max(m, 0)), ci})
 		}
 		if len(pts) == 0 {
 			continue
@@ -440,15 +508,20 @@ func (r *SeedFiguresResult) Plots(dir string) ([]string, error) {
 		p.Add(eb, sc)
 		p.Legend.Add("ours: "+string(v), sc)
 	}
-	// The study's: a cross for a value, a bar for a range.
+	// The study's: a cross for a value, a bar for a range or bound.
 	var marks plotter.XYs
 	for i, f := range figs {
-		if f.Lo == f.Hi {
-			marks = append(marks, plotter.XY{X: 100 * f.Lo, Y: float64(i)})
+		lo, hi := f.Rule.Lo, f.Rule.Hi
+		switch f.Rule.Kind {
+		case verdict.Value:
+			marks = append(marks, plotter.XY{X: 100 * lo, Y: float64(i)})
 			continue
+		case verdict.Above:
+			hi = math.Max(lo, 0.01*p.X.Max) + 0.25 // "> x" drawn 25 points on
+		case verdict.Below:
+			lo = 0
 		}
-		hi := math.Min(f.Hi, 0.6) // "> 35 %" is drawn to 60 %
-		l, err := plotter.NewLine(plotter.XYs{{X: 100 * f.Lo, Y: float64(i)}, {X: 100 * hi, Y: float64(i)}})
+		l, err := plotter.NewLine(plotter.XYs{{X: 100 * lo, Y: float64(i)}, {X: 100 * hi, Y: float64(i)}})
 		if err != nil {
 			return nil, fmt.Errorf("plot figures: %w", err)
 		}
@@ -456,7 +529,7 @@ func (r *SeedFiguresResult) Plots(dir string) ([]string, error) {
 		p.Add(l)
 	}
 	if len(marks) > 0 {
-		if _, err := studyMarks(p, marks, draw.CrossGlyph{}, vg.Points(6), "study (reported); grey bar: its range"); err != nil {
+		if _, err := studyMarks(p, marks, draw.CrossGlyph{}, vg.Points(6), "study (reported); grey bar: its range or bound"); err != nil {
 			return nil, fmt.Errorf("plot figures: %w", err)
 		}
 	}

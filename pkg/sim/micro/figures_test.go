@@ -3,96 +3,120 @@ package micro
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/p4ctl/p4ctl/pkg/stats"
+	"github.com/p4ctl/p4ctl/pkg/sim/verdict"
 )
 
-func TestJudgeRate(t *testing.T) {
-	s := func(mean, ci float64) stats.Summary { return stats.Summary{N: 5, Mean: mean, CI95: ci} }
+// TestE2Decreasing: a pair counts only when Δ at m is significantly larger
+// than at 2m over the seeds.
+func TestE2Decreasing(t *testing.T) {
+	row := func(m int, in string, d ...float64) E2Row {
+		return E2Row{CoresPerHost: m, Ingress: in, DeltaPerSeed: d}
+	}
+	falls := []E2Row{
+		row(1, "random", 0.40, 0.41, 0.42, 0.43, 0.44), row(2, "random", 0.20, 0.21, 0.22, 0.23, 0.24),
+		row(4, "random", 0.10, 0.11, 0.12, 0.13, 0.14),
+	}
+	if k, n, _ := e2Decreasing(falls); k != 2 || n != 2 {
+		t.Errorf("falling Δ: %d of %d", k, n)
+	}
+	flat := append(falls, row(8, "random", 0.10, 0.11, 0.12, 0.13, 0.14))
+	if k, n, why := e2Decreasing(flat); k != 2 || n != 3 || !strings.Contains(why, "random m = 4 → 8") {
+		t.Errorf("a flat step: %d of %d (%s)", k, n, why)
+	}
+}
+
+// TestSeedsNeverTunedOnScored: JBSQ(n*) is chosen on seeds disjoint from
+// those it is scored on, in every experiment that tunes it; this fails if
+// the two ever overlap.
+func TestSeedsNeverTunedOnScored(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		lo, hi float64
-		ours   stats.Summary
-		want   Verdict
-		why    string
+		a, b SeedRange
+		want bool
 	}{
-		{"inside a range", 0.10, 0.15, s(0.12, 0.05), VerdictReproduced, "inside 10–15 %"},
-		{"open range", 0.35, 1, s(0.42, 0.02), VerdictReproduced, "inside > 35 %"},
-		{"CI reaches a range", 0.10, 0.15, s(0.155, 0.01), VerdictWithinCI, "our CI reaches 10–15 % (0.50 points above)"},
-		{"below a range", 0.10, 0.15, s(0.0639, 0.0187), VerdictNot, "3.61 points below 10–15 %"},
-		{"within a few points", 0.3547, 0.3547, s(0.3485, 0.0128), VerdictReproduced, "0.62 points below 35.47 %"},
-		{"few points end inclusive", 0.20, 0.20, s(0.23, 0), VerdictReproduced, "3.00 points above 20.00 %"},
-		// 1 % against 4.1 % is within 3 points but not within half of it.
-		{"within few points, not half", 0.041, 0.041, s(0.01, 0.005), VerdictNot, "3.10 points below 4.10 %"},
-		{"within half, CI", 0.041, 0.041, s(0.01, 0.04), VerdictWithinCI, "4.10 % inside our CI (3.10 points below)"},
-		{"far", 0.1878, 0.1878, s(0.2418, 0.0102), VerdictNot, "5.40 points above 18.78 %"},
-		{"far but wide CI", 0.1878, 0.1878, s(0.2418, 0.06), VerdictWithinCI, "18.78 % inside our CI (5.40 points above)"},
+		{SeedRange{1, 10}, SeedRange{11, 10}, false},
+		{SeedRange{1, 10}, SeedRange{10, 1}, true},
+		{SeedRange{5, 1}, SeedRange{1, 10}, true},
+		{SeedRange{1, 0}, SeedRange{1, 10}, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, why := judgeRate(c.lo, c.hi, c.ours, DefaultFewPoints, "%")
-			if v != c.want || why != c.why {
-				t.Errorf("got %s (%s), want %s (%s)", v, why, c.want, c.why)
-			}
-		})
+		if got := c.a.Overlaps(c.b); got != c.want || c.b.Overlaps(c.a) != c.want {
+			t.Errorf("%s overlaps %s: %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
-	if v, why := judgeRate(0.1171, 0.1171, s(0.0345, 0.0099), DefaultFewPoints, "pp"); v != VerdictNot || why != "8.26 points below 11.71 pp" {
-		t.Errorf("Δ: %s (%s)", v, why)
+	ctx := context.Background()
+	sc, _ := LookupScenario(ScenarioStudy)
+	o := Options{Quick: true, Requests: 5000, Seeds: 1000} // the most seeds Options allows
+	tuned := tuningOptions(o.withDefaults(1, 1, 1, 1))
+	if seedsOf(tuned).Overlaps(seedsOf(o.withDefaults(1, 1, 1, 1))) {
+		t.Fatalf("tuning seeds %s overlap the scored %s", seedsOf(tuned), seedsOf(o.withDefaults(1, 1, 1, 1)))
 	}
-	// A wider tolerance turns a miss into a reproduction.
-	if v, _ := judgeRate(0.1878, 0.1878, s(0.2418, 0.0102), 6, "%"); v != VerdictReproduced {
-		t.Errorf("few = 6: %s", v)
+	small := Options{Quick: true, Requests: 5000}
+	e1, err := E1(ctx, sc.Config, nil, small)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestJudgeValue(t *testing.T) {
-	if v, why := judgeValue(0.351, stats.Summary{N: 10, Mean: 0.368, CI95: 0.019}, "msgs/RPC"); v != VerdictWithinCI || why != "0.351 msgs/RPC inside our CI" {
-		t.Errorf("%s (%s)", v, why)
+	e3, err := E3(ctx, sc.Config, small)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v, why := judgeValue(0.351, stats.Summary{N: 10, Mean: 1}, "msgs/RPC"); v != VerdictNot || why != "0.649 msgs/RPC above" {
-		t.Errorf("%s (%s)", v, why)
+	t40b, err := T40b(ctx, sc.Config, small)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestE2Monotone(t *testing.T) {
-	row := func(m int, in string, d float64) E2Row {
-		return E2Row{CoresPerHost: m, Ingress: in, Delta: stats.Summary{Mean: d}}
+	type tunedRun struct {
+		tu  *Tuned
+		ran Options // the experiment's scored runs
 	}
-	falls := []E2Row{row(1, "random", 0.4), row(1, "jsw", 0.04), row(2, "random", 0.2), row(2, "jsw", 0.04), row(4, "random", 0.1), row(4, "jsw", 0.01)}
-	if !e2Monotone(falls) {
-		t.Error("falling (and flat) Δ judged not monotone")
+	all := []tunedRun{{e1.Tuned, e1.Options}, {t40b.Tuned, t40b.Options}}
+	for i := range e3.Tuned {
+		all = append(all, tunedRun{&e3.Tuned[i].Tuned, e3.Options})
 	}
-	rises := append(falls, row(8, "jsw", 0.02))
-	if e2Monotone(rises) {
-		t.Error("Δ rising behind JSW judged monotone")
+	for i, x := range all {
+		if x.tu == nil {
+			t.Fatalf("tuned bound %d missing", i)
+		}
+		if x.tu.TunedOn.Overlaps(x.tu.ScoredOn) || x.tu.TunedOn.Count != x.tu.ScoredOn.Count {
+			t.Errorf("bound %d: tuned on %s, scored on %s", i, x.tu.TunedOn, x.tu.ScoredOn)
+		}
+		if x.tu.ScoredOn != seedsOf(x.ran) || x.tu.TunedOn.Overlaps(seedsOf(x.ran)) {
+			t.Errorf("bound %d: tuned on %s, scored on %s, the experiment ran %s", i, x.tu.TunedOn, x.tu.ScoredOn, seedsOf(x.ran))
+		}
+	}
+	// And the scored JBSQ(n*) row is the tuned bound, not re-tuned.
+	if last := e1.Cells[len(e1.Cells)-1]; last.Bound != e1.Tuned.Bound {
+		t.Errorf("E1's last row has bound %d, n* = %d", last.Bound, e1.Tuned.Bound)
 	}
 }
 
 // TestSeedFiguresGolden: the study scenario's seed-figure table at quick
-// size (exact values in testdata), every figure judged, the counts adding
-// up, and the figures a quick run cannot hold (E2's m = 8 row, the TTL's
-// 12-cell grid) absent or said to be off the study's grid.
+// size (exact values in testdata), every figure judged, no fitted values,
+// the counts adding up, and the figures a quick run cannot hold (E2's
+// m = 8 rows) absent.
 func TestSeedFiguresGolden(t *testing.T) {
 	s, _ := LookupScenario(ScenarioStudy)
-	res, err := SeedFigures(context.Background(), s.Config, 0, Options{Quick: true})
+	if len(s.Fitted) != 0 {
+		t.Fatalf("the study scenario lists fitted values: %+v", s.Fitted)
+	}
+	res, err := SeedFigures(context.Background(), s.Config, s.Fitted, Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if res.FewPoints != DefaultFewPoints {
-		t.Errorf("few points %g, want the default %g", res.FewPoints, DefaultFewPoints)
 	}
 	var buf bytes.Buffer
 	n := 0
 	seen := map[string]bool{}
 	for _, f := range res.Figures {
-		fmt.Fprintf(&buf, "%s | %s | %s | %s | %s\n", f.Figure, f.Study, f.Ours, f.Verdict, f.Why)
-		if f.Verdict != VerdictReproduced && f.Verdict != VerdictWithinCI && f.Verdict != VerdictNot {
-			t.Errorf("%s: verdict %q", f.Figure, f.Verdict)
+		fmt.Fprintf(&buf, "%s | %s | %s | %s | %s | %s\n", f.Figure, f.Source, f.Ours, f.RuleText, f.Verdict, f.Why)
+		switch f.Verdict {
+		case verdict.Reproduced, verdict.NotReproduced, verdict.Inconclusive:
+		default:
+			t.Errorf("%s: verdict %q in a scenario with nothing fitted", f.Figure, f.Verdict)
 		}
-		if f.Rate && (f.Value == nil || f.Lo <= 0) {
-			t.Errorf("%s: rate %v, value %v, lo %g", f.Figure, f.Rate, f.Value, f.Lo)
+		if f.Section == "" || f.RuleText == "" {
+			t.Errorf("%s: no section or rule", f.Figure)
 		}
 		seen[f.Figure] = true
 	}
@@ -102,33 +126,45 @@ func TestSeedFiguresGolden(t *testing.T) {
 	if n != len(res.Figures) {
 		t.Errorf("counts add up to %d of %d figures", n, len(res.Figures))
 	}
-	for _, want := range []string{"E1 random", "E1 JBSQ(n*)", "E3 D/S = 4 random+fwd", "E3 early binding fails first", "T40b static hash", "gateway cliff, 1 core, 200–500 ns", "TTL ablation, jbsq/p2c cells worse without a TTL"} {
+	for _, want := range []string{"E1 random", "E1 JBSQ(n*)", "E1 forwarding's share of random's gap to late binding",
+		"E1 forwarding's share of JSW's gap to late binding", "E2 Δ m = 1, random", "E2 Δ m = 16, jsw", "E2 Δ falls with m at every step",
+		"E3 D/S = 4 random+fwd", "E3 early binding + movement fails first", "T40b static hash", "T40b request-level credits, extra msgs/RPC",
+		"gateway cliff, 1 core, 200–500 ns", "TTL ablation, jbsq/p2c cells worse without a TTL"} {
 		if !seen[want] {
 			t.Errorf("no figure %q", want)
 		}
 	}
-	if seen["E2 Δ at m = 8, random"] {
+	if seen["E2 Δ m = 8, random"] {
 		t.Error("quick E2 has no m = 8 row, yet the figure is there")
-	}
-	for _, f := range res.Figures {
-		if strings.HasPrefix(f.Figure, "TTL") && (f.Verdict != VerdictNot || !strings.Contains(f.Why, "not the study's grid")) {
-			t.Errorf("%s on a quick grid: %s (%s)", f.Figure, f.Verdict, f.Why)
-		}
 	}
 	studyGolden(t, "study_figures.golden", buf.Bytes())
 	var text bytes.Buffer
-	if err := res.WriteText(&text); err != nil || !strings.Contains(text.String(), "within 3 points of its value") {
-		t.Errorf("text (%v) does not state the tolerance:\n%s", err, text.String())
+	if err := res.WriteText(&text); err != nil || !strings.Contains(text.String(), "values chosen by looking at results: none") {
+		t.Errorf("text (%v) does not say nothing was fitted:\n%s", err, text.String())
+	}
+	js, err := json.Marshal(res)
+	if err != nil || !strings.Contains(string(js), `"fitted":[]`) || !strings.Contains(string(js), `"ci95"`) {
+		t.Errorf("JSON (%v) lacks the empty fitted list or the CIs: %.300s", err, js)
 	}
 }
 
-// TestSeedFiguresRefusesTolerance: a tolerance outside (0, 100) points is
-// an error, not a silent default (0 means the default).
-func TestSeedFiguresRefusesTolerance(t *testing.T) {
-	s, _ := LookupScenario(ScenarioStudy)
-	for _, few := range []float64{100, 1e9} {
-		if _, err := SeedFigures(context.Background(), s.Config, few, Options{Quick: true}); err == nil {
-			t.Errorf("few = %g accepted", few)
+// TestSeedFiguresMarkFitted: in the exploration scenario every figure a
+// fitted value affects is marked fitted and not counted as reproduced.
+func TestSeedFiguresMarkFitted(t *testing.T) {
+	s, _ := LookupScenario(ScenarioStudyBurst)
+	if len(s.Fitted) == 0 {
+		t.Fatal("the exploration lists no fitted values")
+	}
+	figs := []string{"E1 random", "E3 D/S = 4 random", "gateway cliff, 1 core, 200–500 ns"}
+	for _, f := range figs {
+		if got := dependsOn(f, s.Fitted); len(got) == 0 || got[0] != "burst intensity" {
+			t.Errorf("%s depends on %v", f, got)
 		}
+	}
+	if got := dependsOn("E3 D/S = 4 random", s.Fitted); len(got) != 3 {
+		t.Errorf("E3 depends on %v, want bursts, hops and the SLO rule", got)
+	}
+	if got := dependsOn("E3 x", nil); len(got) != 0 {
+		t.Errorf("nothing fitted, yet %v", got)
 	}
 }

@@ -2,7 +2,6 @@ package micro
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"sort"
 	"strings"
@@ -201,7 +200,7 @@ func e1StudyMarks(p *plot.Plot, cells []Cell) error {
 		x := float64(i) + 0.3
 		switch c.Study {
 		case StudyE1Random:
-			lower = append(lower, plotter.XY{X: x, Y: 100 * targetE1Random.Lo})
+			lower = append(lower, plotter.XY{X: x, Y: 100 * studyE1RandomAbove})
 		case StudyE1Strong:
 			rng = append(rng, x)
 		case StudyE1Late:
@@ -221,7 +220,7 @@ func e1StudyMarks(p *plot.Plot, cells []Cell) error {
 		return err
 	}
 	if len(rng) > 0 {
-		mid, half := 50*(targetE1Strong.Lo+targetE1Strong.Hi), 50*(targetE1Strong.Hi-targetE1Strong.Lo)
+		mid, half := 50*(studyE1StrongLo+studyE1StrongHi), 50*(studyE1StrongHi-studyE1StrongLo)
 		e := errPoints{XYs: make(plotter.XYs, len(rng)), YErrors: make(plotter.YErrors, len(rng))}
 		for i, x := range rng {
 			e.XYs[i] = plotter.XY{X: x, Y: mid}
@@ -311,7 +310,7 @@ func (r *E3Result) Plots(dir string) ([]string, error) {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
 	// The study's D/S = 4 figures (reported), beside ours.
-	at4 := plotter.XYs{{X: 4, Y: 100 * targetE3Random.Lo}, {X: 4, Y: 100 * targetE3Forward.Lo}, {X: 4, Y: 100 * targetE3JBSQ.Lo}}
+	at4 := plotter.XYs{{X: 4, Y: 100 * studyE3Random}, {X: 4, Y: 100 * studyE3Forward}, {X: 4, Y: 100 * studyE3JBSQ}}
 	if _, err := studyMarks(p, at4, draw.CrossGlyph{}, vg.Points(6), "study (reported), D/S = 4"); err != nil {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
@@ -559,73 +558,4 @@ func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
 	p.NominalX(names...)
 	p.Y.Min = 0 // error bars stay above the axis
 	return save(p, dir, "switch_gap", 24*vg.Centimeter, 12*vg.Centimeter)
-}
-
-// Plots draws E3's D/S = 4 point of every combination of the search:
-// random against random+fwd, colour by service tail, shape by axis, with
-// the study's point marked.
-func (r *SearchResult) Plots(dir string) ([]string, error) {
-	p := newPlot("Structural search: E3 at D/S = 4, every combination of the grid",
-		"random, violations (%)", "random+fwd, violations (%)")
-	// Colour by tail (σ and burst intensity), shape by axis; the legend
-	// names each once.
-	type tail struct{ sigma, factor float64 }
-	var tails []tail
-	for _, t := range r.Tails {
-		tails = append(tails, tail{t.Sigma, t.BurstFactor})
-	}
-	factors := len(r.Grid.BurstFactors) > 1
-	glyph := func(pts plotter.XYs, ci, si int) (*plotter.Scatter, error) {
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, fmt.Errorf("plot search: %w", err)
-		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = plotutil.Color(ci), plotutil.Shape(si), vg.Points(3)
-		return sc, nil
-	}
-	for i, t := range tails {
-		for j, axis := range r.Grid.Axes {
-			var pts plotter.XYs
-			for _, x := range r.Rows {
-				if x.Sigma == t.sigma && x.BurstFactor == t.factor && x.Axis == axis {
-					pts = append(pts, plotter.XY{X: 100 * x.Random.Violation.Mean, Y: 100 * x.Forward.Violation.Mean})
-				}
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			sc, err := glyph(pts, i, j)
-			if err != nil {
-				return nil, err
-			}
-			p.Add(sc)
-		}
-	}
-	one := plotter.XYs{{}}
-	for i, t := range tails {
-		sc, err := glyph(one, i, 0)
-		if err != nil {
-			return nil, err
-		}
-		label := fmt.Sprintf("σ = %g", t.sigma)
-		if factors {
-			label += fmt.Sprintf(", bursts ×%g", t.factor)
-		}
-		p.Legend.Add(label, sc)
-	}
-	for j, axis := range r.Grid.Axes {
-		sc, err := glyph(one, 0, j)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle.Color = color.Black
-		p.Legend.Add(string(axis)+" axis", sc)
-	}
-	study, err := studyMarks(p, plotter.XYs{{X: 100 * targetE3Random.Lo, Y: 100 * targetE3Forward.Lo}}, draw.CrossGlyph{}, vg.Points(7),
-		fmt.Sprintf("study (reported): %.2f %%, %.2f %%", 100*targetE3Random.Lo, 100*targetE3Forward.Lo))
-	if err != nil {
-		return nil, fmt.Errorf("plot search: %w", err)
-	}
-	study.GlyphStyle.Color = plotutil.Color(len(tails))
-	return save(p, dir, "search_e3", 22*vg.Centimeter, 16*vg.Centimeter)
 }

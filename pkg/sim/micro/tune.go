@@ -249,3 +249,115 @@ func (r *TuneResult) algorithmName() string {
 	}
 	return "the switch's one-pass dispatch, switch:n"
 }
+
+// TuneSeedOffset separates the seeds a bound is tuned on from the seeds
+// it is scored on: an experiment scoring seeds s … s+k−1 tunes on seeds
+// s+TuneSeedOffset … (Options allows at most 1000 seeds, so the two sets
+// never overlap).
+const TuneSeedOffset = 1 << 20
+
+// SeedRange is the seeds first … first+count−1.
+type SeedRange struct {
+	First uint64 `json:"first"`
+	Count int    `json:"count"`
+}
+
+// Overlaps reports whether r and q share a seed.
+func (r SeedRange) Overlaps(q SeedRange) bool {
+	if r.Count < 1 || q.Count < 1 {
+		return false
+	}
+	return r.First < q.First+uint64(q.Count) && q.First < r.First+uint64(r.Count)
+}
+
+// String is "first…last".
+func (r SeedRange) String() string {
+	return fmt.Sprintf("%d…%d", r.First, r.First+uint64(r.Count)-1)
+}
+
+// seedsOf is the seed range an experiment's options run.
+func seedsOf(o Options) SeedRange { return SeedRange{First: o.Seed, Count: o.Seeds} }
+
+// tuningOptions are the options a bound scored with o is tuned with: the
+// same sizes on the disjoint seeds TuneSeedOffset further.
+func tuningOptions(o Options) Options {
+	t := o
+	t.Seed = o.Seed + TuneSeedOffset
+	t.Progress = nil
+	return t
+}
+
+// Tuned is a JBSQ(n*) bound chosen on seeds disjoint from those it is
+// scored on, with the untuned bounds beside it.
+type Tuned struct {
+	// Bound is n*: the n per host with the lowest mean violation rate on
+	// the tuning seeds (ties: the smallest), over a grid from the stability
+	// limit to 3 × the Little bound in steps of 15 % (plus the Little
+	// bound). No violation target is involved.
+	Bound int `json:"bound"`
+	// Little and Stable are the Little's-law bound and the stability limit.
+	Little int `json:"little_bound"`
+	Stable int `json:"stability_limit"`
+	// TunedOn are the seeds n* was chosen on; ScoredOn those it is scored
+	// on (never overlapping).
+	TunedOn  SeedRange `json:"tuned_on"`
+	ScoredOn SeedRange `json:"scored_on"`
+	// Curve is the mean violation rate at every evaluated bound on the
+	// tuning seeds, ascending in n.
+	Curve []TunePoint `json:"curve"`
+}
+
+// tuneGrid is the grid tuneBest evaluates: the stability limit, then
+// steps of 15 % up to 3 × the Little bound, and the Little bound itself.
+func tuneGrid(stable, little int) []int {
+	top := min(65535, max(3*little, stable+1))
+	grid := []int{little}
+	for n := stable; n <= top; n = max(n+1, int(math.Ceil(float64(n)*1.15))) {
+		grid = append(grid, n)
+	}
+	sort.Ints(grid)
+	out := grid[:0]
+	for i, n := range grid {
+		if i == 0 || n != grid[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// tuneBest chooses JBSQ(n*) for sc (least outstanding, the study's central
+// dispatcher) on the seeds tuningOptions(o) gives, for scoring on o's.
+func tuneBest(ctx context.Context, sc Config, o Options, tr *tracker) (*Tuned, error) {
+	t := tuningOptions(o)
+	sc.Policy = Policy{Binding: JBSQ, Ingress: Least, Bound: 1}
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	if err := TuneLimits(sc); err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	m := sc.ServerCores()
+	res := &Tuned{Little: LittleBound(m, sc.Delay, sc.Service.Mean), Stable: StabilityBound(m, sc.Load, sc.Delay, sc.Service.Mean),
+		TunedOn: seedsOf(t), ScoredOn: seedsOf(o)}
+	grid := tuneGrid(res.Stable, res.Little)
+	var cfgs []Config
+	for _, n := range grid {
+		c := sc
+		c.Policy.Bound = n
+		cfgs = append(cfgs, seeded(c, t)...)
+	}
+	runs, err := runMany(ctx, cfgs, t.Parallel, tr)
+	if err != nil {
+		return nil, fmt.Errorf("tune jbsq: %w", err)
+	}
+	best := -1
+	for i, n := range grid {
+		cell := summarize(runs[i*t.Seeds : (i+1)*t.Seeds])
+		res.Curve = append(res.Curve, TunePoint{Bound: n, Cell: cell})
+		if best < 0 || cell.Violation.Mean < res.Curve[best].Cell.Violation.Mean {
+			best = i
+		}
+	}
+	res.Bound = res.Curve[best].Bound
+	return res, nil
+}

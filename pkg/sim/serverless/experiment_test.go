@@ -134,8 +134,18 @@ func TestExperimentTextGolden(t *testing.T) {
 	}
 }
 
-func TestPlanOnly(t *testing.T) {
+// sized is the pre-issue-25 default: pools sized for ρ = 0.9 at 20 req/s
+// from the distributions' literal units, chains of 1–3 stages, derived
+// waits; the tests of pool sizing and limits use it.
+func sized() ExperimentConfig {
 	c := DefaultExperiment()
+	c.Pods, c.ContainerConcurrency, c.ScaleToLoad, c.MaxWaitMS, c.WaitRule = 0, 0, false, 0, WaitDerived
+	c.ChainMin, c.ChainMax = 1, 3
+	return c
+}
+
+func TestPlanOnly(t *testing.T) {
+	c := sized()
 	c.Dists = []string{"zipf"}
 	c.Lambdas = []float64{20}
 	res, err := PlanOnly(c)
@@ -179,7 +189,7 @@ func TestExperimentValidate(t *testing.T) {
 		func(c *ExperimentConfig) { c.Lambdas = make([]float64, 1000); c.Seeds = 1000 }, // 10^7 runs
 	}
 	for i, m := range mod {
-		c := DefaultExperiment()
+		c := sized()
 		m(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("case %d: Validate accepted %+v", i, c)
@@ -196,7 +206,7 @@ func TestExperimentValidate(t *testing.T) {
 // TestPoolSize: the pool as given, or sized for RhoMax, within the limits;
 // and the runs an experiment holds at once fit MemoryBudget.
 func TestPoolSize(t *testing.T) {
-	c := DefaultExperiment()
+	c := sized()
 	d := dist.Exponential{MeanMS: 1000}
 	if p, s, err := PoolSize(c, d); err != nil || p != 45 || s != 1 { // 20 req/s × 2 stages × 1 s / 0.9
 		t.Fatalf("sized: %d × %d, %v", p, s, err)

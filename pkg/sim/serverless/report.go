@@ -104,7 +104,7 @@ func (r *ExperimentResult) WriteText(w io.Writer) error {
 }
 
 func (r *ExperimentResult) writeScenarios(w io.Writer) error {
-	fmt.Fprintln(w, "\nPer scenario (latency = time waiting, summed over stages; response = completion − arrival):")
+	fmt.Fprintln(w, "\nPer scenario (PathFinder §4.2, §5.5: latency = arrival → completion, end to end; response = arrival → start of execution, summed over a chain's stages):")
 	hdr := []string{"dist", "λ", "ρ"}
 	if r.multiDelay() {
 		hdr = append(hdr, "notify")

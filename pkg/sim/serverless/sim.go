@@ -31,17 +31,28 @@ const (
 	// choices). A pod's expected remaining work is the sum of the class
 	// estimates of its outstanding stages, as the switch's server_work_us.
 	EarlyExecTime
-	// PathFinder holds a stage unbound for at most the wait bound of its
-	// class: while held, it waits in a central queue ordered by class (short
-	// first, FCFS within a class), so short stages overtake long ones, and it
-	// binds to the first pod that becomes idle; when the bound expires it
-	// binds like EarlyExecTime. A class with bound 0 binds like EarlyExecTime
+	// PathFinder (PathFinder §2.4, §3.1–§3.3) holds every stage in the
+	// activator for the wait of its class, on a timer: a stage binds when
+	// its timer expires, never earlier, so a shorter class arriving later
+	// binds first (in-scheduler preemption, the stage overtaking older held
+	// ones); it then binds like EarlyExecTime, to the pod of two sampled
+	// with the smaller expected remaining work. A class with wait 0 binds
 	// at once.
 	PathFinder
+	// PathFinderIdle is the earlier reading kept as a labelled variant:
+	// while held, a stage also binds to the first pod that becomes idle
+	// (the central queue ordered by class, short first), which makes it
+	// late binding with class priority.
+	PathFinderIdle
 )
 
 // Policies returns the policies of the study, in reporting order.
 func Policies() []Policy { return []Policy{LateBinding, EarlyBinding, EarlyExecTime, PathFinder} }
+
+// AllPolicies returns every policy, the variants included.
+func AllPolicies() []Policy {
+	return []Policy{LateBinding, EarlyBinding, EarlyRandom, EarlyExecTime, PathFinder, PathFinderIdle}
+}
 
 // String returns the policy's CLI name.
 func (p Policy) String() string {
@@ -56,6 +67,8 @@ func (p Policy) String() string {
 		return "early-exec"
 	case PathFinder:
 		return "pathfinder"
+	case PathFinderIdle:
+		return "pathfinder-idle"
 	}
 	return fmt.Sprintf("policy(%d)", uint8(p))
 }
@@ -65,21 +78,26 @@ func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // ParsePolicy parses a CLI policy name.
 func ParsePolicy(s string) (Policy, error) {
-	for _, p := range []Policy{LateBinding, EarlyBinding, EarlyRandom, EarlyExecTime, PathFinder} {
+	for _, p := range AllPolicies() {
 		if p.String() == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown policy %q (want late, early, early-random, early-exec or pathfinder)", s)
+	return 0, fmt.Errorf("unknown policy %q (want late, early, early-random, early-exec, pathfinder or pathfinder-idle)", s)
 }
 
-func (p Policy) central() bool { return p == LateBinding || p == PathFinder }
+// central: the policy binds from a central queue to pods it learns are
+// idle.
+func (p Policy) central() bool { return p == LateBinding || p == PathFinderIdle }
+
+// held: the policy holds stages in per-class queues with a timer.
+func (p Policy) held() bool { return p == PathFinder || p == PathFinderIdle }
 
 // RunConfig is everything a run needs besides its workload.
 type RunConfig struct {
 	Policy Policy
 	Pods   int
-	// Bounds[k] is the wait bound (ms) of class k (PathFinder only).
+	// Bounds[k] is the wait (ms) of class k (PathFinder only).
 	Bounds []float64
 	// NotifyDelay (ms) is how long after a pod frees the central scheduler
 	// learns it is idle (late binding and PathFinder's central queue).
@@ -93,8 +111,8 @@ type RunConfig struct {
 	// (the activator → queue-proxy hop): NotifyDelay + ForwardDelay is the
 	// per-bind round trip of a central queue.
 	ForwardDelay float64
-	// Timeout (ms): a request whose response time exceeds it counts as a
-	// timeout (it still completes; 0 disables).
+	// Timeout (ms): a request whose latency (end to end) exceeds it counts
+	// as a timeout (it still completes; 0 disables).
 	Timeout float64
 	// Warmup is the fraction of the requests, in arrival order, left out of
 	// the metrics.
@@ -106,9 +124,10 @@ type RunConfig struct {
 }
 
 // RunResult is what one run measured over its requests after warm-up. Times
-// are in ms. Latency is the time a request spent waiting (unbound or in a
-// pod's queue) summed over its stages: response time minus execution time.
-// Response time is completion minus arrival.
+// are in ms and named as PathFinder §4.2 and §5.5 name them: latency is
+// end to end, arrival at the activator to completion; response time is
+// arrival to start of execution (for a chain, summed over its stages: the
+// time it was not executing).
 type RunResult struct {
 	Requests     int     `json:"requests"`
 	P99Latency   float64 `json:"p99_latency_ms"`
@@ -117,10 +136,10 @@ type RunResult struct {
 	P99Response  float64 `json:"p99_response_ms"`
 	P50Response  float64 `json:"p50_response_ms"`
 	MeanResponse float64 `json:"mean_response_ms"`
-	// OvertakeRate is the fraction of stages that, when dispatched from the
-	// central queue, bypassed an older held stage (a shorter class
-	// overtaking a longer one: PathFinder's bounded preemption). FCFS queues
-	// never overtake, so it is 0 for every other policy.
+	// OvertakeRate is the fraction of stages that, when bound, bypassed an
+	// older held stage (a shorter class overtaking a longer one:
+	// PathFinder's in-scheduler preemption, its "preemption rate"). FCFS
+	// queues never overtake, so it is 0 for every other policy.
 	OvertakeRate float64 `json:"overtake_rate"`
 	// ForcedRate is the fraction of stages bound because their wait bound
 	// expired (PathFinder).
@@ -215,6 +234,7 @@ type sim struct {
 	rr      int
 	central fifo   // late binding
 	pending []fifo // PathFinder, per class
+	pendAll fifo   // PathFinder: every held stage in ready order (lazy)
 	nPend   int
 	idle    []idleEntry
 	idleH   int
@@ -259,7 +279,7 @@ func Run(ctx context.Context, w *Workload, cfg RunConfig) (RunResult, error) {
 	s.tw, s.te = w.Arrival[s.firstMeasured], w.Arrival[n-1]
 	m := n - s.firstMeasured
 	s.lat, s.resp = make([]float64, 0, m), make([]float64, 0, m)
-	if cfg.Policy == PathFinder {
+	if cfg.Policy.held() {
 		s.pending = make([]fifo, w.Classes.Len())
 	}
 	if cfg.Policy.central() {
@@ -310,9 +330,9 @@ func validateRun(w *Workload, cfg RunConfig) error {
 		return fmt.Errorf("simulate: empty workload")
 	case cfg.Pods < 1:
 		return fmt.Errorf("simulate: %d pods, need >= 1", cfg.Pods)
-	case cfg.Policy > PathFinder:
+	case cfg.Policy > PathFinderIdle:
 		return fmt.Errorf("simulate: unknown policy %d", cfg.Policy)
-	case cfg.Policy == PathFinder && len(cfg.Bounds) != w.Classes.Len():
+	case cfg.Policy.held() && len(cfg.Bounds) != w.Classes.Len():
 		return fmt.Errorf("simulate: pathfinder needs %d class bounds, have %d", w.Classes.Len(), len(cfg.Bounds))
 	case cfg.NotifyDelay < 0 || cfg.Timeout < 0 || cfg.ForwardDelay < 0 || math.IsNaN(cfg.NotifyDelay+cfg.Timeout+cfg.ForwardDelay) || math.IsInf(cfg.ForwardDelay, 0):
 		return fmt.Errorf("simulate: notify delay, forward delay and timeout must be >= 0")
@@ -365,18 +385,21 @@ func (s *sim) stageReady(st int32) {
 		s.bind(s.rng.IntN(len(s.pods)), st)
 	case EarlyExecTime:
 		s.bind(s.p2c(), st)
-	case PathFinder:
+	case PathFinder, PathFinderIdle:
 		c := s.w.Class[st]
 		bound := s.cfg.Bounds[c]
 		if bound <= 0 {
 			s.bind(s.p2c(), st)
 			return
 		}
-		if p, ok := s.popIdle(); ok {
-			s.bind(p, st)
-			return
+		if s.cfg.Policy == PathFinderIdle {
+			if p, ok := s.popIdle(); ok {
+				s.bind(p, st)
+				return
+			}
 		}
 		s.pending[c].push(st)
+		s.pendAll.push(st)
 		s.nPend++
 		s.state[st] = stPending
 		s.waiting(+1)
@@ -500,10 +523,10 @@ func (s *sim) done(st int32) {
 		return
 	}
 	if int(r) >= s.firstMeasured {
-		resp := s.now - s.w.Arrival[r]
-		s.resp = append(s.resp, resp)
-		s.lat = append(s.lat, s.waited[r])
-		if s.cfg.Timeout > 0 && resp > s.cfg.Timeout {
+		lat := s.now - s.w.Arrival[r]
+		s.lat = append(s.lat, lat)
+		s.resp = append(s.resp, s.waited[r])
+		if s.cfg.Timeout > 0 && lat > s.cfg.Timeout {
 			s.timeouts++
 		}
 	}
@@ -570,13 +593,19 @@ func (s *sim) unpend(st int32) {
 	s.holdExcess = math.Max(s.holdExcess, held-s.cfg.Bounds[s.w.Class[st]])
 }
 
-// deadline: stage st's wait bound expired; if still held, bind it like
-// EarlyExecTime.
+// deadline: stage st's wait expired; if still held, bind it like
+// EarlyExecTime. It overtakes when an older stage is still held.
 func (s *sim) deadline(st int32) {
 	if s.state[st] != stPending {
 		return
 	}
 	s.state[st] = stNew // leaves the central queue (skipped lazily)
+	for s.pendAll.len() > 0 && s.state[s.pendAll.peek()] != stPending {
+		s.pendAll.pop()
+	}
+	if s.pendAll.len() > 0 && s.ready[s.pendAll.peek()] < s.ready[st] {
+		s.overtakes++
+	}
 	s.unpend(st)
 	s.forced++
 	s.bind(s.p2c(), st)

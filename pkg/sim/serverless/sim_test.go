@@ -69,9 +69,9 @@ func TestLateBindingMatchesQueueingTheory(t *testing.T) {
 			lam := lambda / 1000 // per ms
 			a := lam / mu        // offered load
 			want := erlangC(tc.pods, a) / (float64(tc.pods)*mu - lam)
-			t.Logf("mean wait %.3f ms, theory %.3f ms", r.MeanLatency, want)
-			if rel := math.Abs(r.MeanLatency-want) / want; rel > 0.02 {
-				t.Fatalf("mean wait %.3f ms, theory %.3f ms (%.2f%% off)", r.MeanLatency, want, 100*rel)
+			t.Logf("mean wait %.3f ms, theory %.3f ms", r.MeanResponse, want)
+			if rel := math.Abs(r.MeanResponse-want) / want; rel > 0.02 {
+				t.Fatalf("mean wait %.3f ms, theory %.3f ms (%.2f%% off)", r.MeanResponse, want, 100*rel)
 			}
 			if r.OvertakeRate != 0 {
 				t.Errorf("FCFS overtook: %g", r.OvertakeRate)
@@ -125,13 +125,15 @@ func TestPathFinderZeroBoundIsEarlyExecTime(t *testing.T) {
 	}
 }
 
-// PathFinder never holds a stage beyond its class bound, whether the bounds
-// are derived or small enough that many expire.
+// PathFinder never holds a stage beyond its class wait; with waits that
+// grow with the class (its expected execution time) shorter stages
+// overtake, with one wait for every class binding stays in arrival order.
 func TestPathFinderRespectsBound(t *testing.T) {
 	for _, name := range dist.Names() {
-		w, pods, derived := studyWorkload(t, name, 20, 4000, 3)
-		tight := slices.Repeat([]float64{50}, len(derived))
-		for label, b := range map[string][]float64{"derived": derived, "50ms": tight} {
+		w, pods, _ := studyWorkload(t, name, 20, 4000, 3)
+		tight := slices.Repeat([]float64{50}, w.Classes.Len())
+		exec := slices.Clone(w.Classes.Estimate)
+		for label, b := range map[string][]float64{"exec": exec, "50ms": tight} {
 			// A third of the study's pool (ρ ≈ 2.7), so stages contend
 			// even before heavy-tailed load builds up.
 			r := mustRun(t, w, RunConfig{Policy: PathFinder, Pods: pods / 3, Bounds: b, Seed: 3})
@@ -141,8 +143,11 @@ func TestPathFinderRespectsBound(t *testing.T) {
 			if label == "50ms" && r.ForcedRate == 0 {
 				t.Errorf("%s: no bound expired at 50 ms under overload", name)
 			}
-			if r.OvertakeRate == 0 {
-				t.Errorf("%s %s: no short stage overtook a long one under contention", name, label)
+			if label == "exec" && r.OvertakeRate == 0 {
+				t.Errorf("%s: no short stage overtook a long one", name)
+			}
+			if label == "50ms" && r.OvertakeRate != 0 {
+				t.Errorf("%s: one wait for every class, yet %.4f of the stages overtook", name, r.OvertakeRate)
 			}
 		}
 	}
@@ -176,7 +181,7 @@ func TestStructuralOrderings(t *testing.T) {
 	w := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: 1000}, Lambda: 8, Requests: 30000,
 		ChainMin: 1, ChainMax: 1, Seed: 5})
 	run := func(p Policy, notify float64) float64 {
-		return mustRun(t, w, RunConfig{Policy: p, Pods: 10, Warmup: 0.1, Seed: 5, NotifyDelay: notify}).MeanLatency
+		return mustRun(t, w, RunConfig{Policy: p, Pods: 10, Warmup: 0.1, Seed: 5, NotifyDelay: notify}).MeanResponse
 	}
 	late, early, random, exec := run(LateBinding, 0), run(EarlyBinding, 0), run(EarlyRandom, 0), run(EarlyExecTime, 0)
 	if !(late < early && late < random && exec < random && early < random) {
@@ -357,8 +362,8 @@ func TestSlotsMatchQueueingTheory(t *testing.T) {
 	mu, lam := 1/meanMS, lambda/1000
 	want := erlangC(slots, lam/mu) / (slots*mu - lam)
 	for name, r := range map[string]RunResult{"1 pod × 4 slots": one, "4 pods": many} {
-		if rel := math.Abs(r.MeanLatency-want) / want; rel > 0.03 {
-			t.Errorf("%s: mean wait %.3f ms, Erlang C %.3f ms", name, r.MeanLatency, want)
+		if rel := math.Abs(r.MeanResponse-want) / want; rel > 0.03 {
+			t.Errorf("%s: mean wait %.3f ms, Erlang C %.3f ms", name, r.MeanResponse, want)
 		}
 		if rel := math.Abs(r.Utilization-rho) / rho; rel > 0.01 {
 			t.Errorf("%s: utilization %.4f, want %g", name, r.Utilization, rho)
@@ -367,8 +372,48 @@ func TestSlotsMatchQueueingTheory(t *testing.T) {
 	light := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: 1}, Lambda: 10, Requests: 2000, ChainMin: 2, ChainMax: 2, Seed: 1})
 	for _, p := range Policies() {
 		cfg := RunConfig{Policy: p, Pods: 64, Slots: 4, ForwardDelay: 5, Bounds: make([]float64, light.Classes.Len()), Seed: 1}
-		if r := mustRun(t, light, cfg); math.Abs(r.P50Latency-10) > 1e-9 {
-			t.Errorf("%s: median wait %.6f ms with a 5 ms hop per stage of 2-stage chains, want 10", p, r.P50Latency)
+		if r := mustRun(t, light, cfg); math.Abs(r.P50Response-10) > 1e-9 {
+			t.Errorf("%s: median wait %.6f ms with a 5 ms hop per stage of 2-stage chains, want 10", p, r.P50Response)
 		}
+	}
+}
+
+// TestLatencyIsEndToEnd: the metrics are named as PathFinder §4.2 and
+// §5.5 name them: latency is arrival → completion, response time arrival
+// → start of execution, so for single calls the mean latency is the mean
+// response time plus the mean execution time.
+func TestLatencyIsEndToEnd(t *testing.T) {
+	w := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: 100}, Lambda: 60, Requests: 20000, ChainMin: 1, ChainMax: 1, Seed: 4})
+	var exec float64
+	first := int(0.1 * float64(len(w.Arrival)))
+	for st := w.First[first]; st < w.First[len(w.Arrival)]; st++ {
+		exec += w.Exec[st]
+	}
+	exec /= float64(len(w.Arrival) - first)
+	for _, p := range AllPolicies() {
+		r := mustRun(t, w, RunConfig{Policy: p, Pods: 8, Bounds: slices.Repeat([]float64{10}, w.Classes.Len()), Warmup: 0.1, Seed: 4})
+		if d := r.MeanLatency - r.MeanResponse - exec; math.Abs(d) > 1e-6*exec {
+			t.Errorf("%s: mean latency %.3f − response %.3f = %.3f ms, mean execution %.3f ms", p, r.MeanLatency, r.MeanResponse, r.MeanLatency-r.MeanResponse, exec)
+		}
+		if !(r.P99Latency > r.P99Response) {
+			t.Errorf("%s: P99 latency %.3f not above P99 response %.3f", p, r.P99Latency, r.P99Response)
+		}
+	}
+}
+
+// TestPathFinderBindsOnItsTimer: a held stage binds when its wait
+// expires, not when a pod frees (PathFinder §3.1): on an idle pool every
+// stage's response time is at least its class's wait; the idle-binding
+// variant binds at once.
+func TestPathFinderBindsOnItsTimer(t *testing.T) {
+	w := mustWorkload(t, WorkloadSpec{Dist: dist.Exponential{MeanMS: 1}, Lambda: 1, Requests: 500, ChainMin: 1, ChainMax: 1, Seed: 2})
+	b := slices.Repeat([]float64{30}, w.Classes.Len())
+	r := mustRun(t, w, RunConfig{Policy: PathFinder, Pods: 64, Bounds: b, Seed: 2})
+	if math.Abs(r.P50Response-30) > 1e-9 || r.ForcedRate != 1 {
+		t.Errorf("pathfinder on an idle pool: median response %.3f ms, forced %.3f; want 30 ms, all bound by the timer", r.P50Response, r.ForcedRate)
+	}
+	idle := mustRun(t, w, RunConfig{Policy: PathFinderIdle, Pods: 64, Bounds: b, Seed: 2})
+	if idle.P99Response != 0 {
+		t.Errorf("pathfinder-idle on an idle pool: P99 response %.3f ms, want 0", idle.P99Response)
 	}
 }

@@ -1,5 +1,5 @@
 // Package plots draws the serverless experiment's figures (gonum/plot), each
-// as a PNG and an SVG: P99 response time and P99 waiting time per policy
+// as a PNG and an SVG: P99 latency (end to end) and P99 response time (to start) per policy
 // against λ (or against the notification delay), with 95 % CI error bars,
 // CDFs of response time at one λ, and the PathFinder paper's form: P99
 // bars per trace and policy at the highest λ.
@@ -43,8 +43,8 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			key, title string
 			get        func(*serverless.Metrics) stats.Summary
 		}{
-			{"p99_response", "P99 response time", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
-			{"p99_latency", "P99 waiting time", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+			{"p99_response", "P99 response time (to start)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
+			{"p99_latency", "P99 latency (end to end)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
 		} {
 			p, err := barsPlot(res, top, m.title, m.get)
 			if err != nil {
@@ -60,8 +60,8 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			key, title, label string
 			get               func(*serverless.Metrics) stats.Summary
 		}{
-			{"p99_response", "P99 response time", "P99 response (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
-			{"p99_latency", "P99 waiting time", "P99 waiting (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
+			{"p99_response", "P99 response time (to start)", "P99 response (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99ResponseMS }},
+			{"p99_latency", "P99 latency (end to end)", "P99 latency (s, log scale)", func(m *serverless.Metrics) stats.Summary { return m.P99LatencyMS }},
 		} {
 			p, err := sweepPlot(res, d, byDelay, m.title, m.label, m.get)
 			if err != nil {
@@ -80,7 +80,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := save(p, "cdf_response_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
+			if err := save(p, "cdf_latency_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
 				return nil, err
 			}
 		}
@@ -310,8 +310,8 @@ func minGap(xs []float64) float64 {
 
 func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: CDF of response time (seed %d)", d, lambda, res.Config.BaseSeed)
-	p.X.Label.Text = "response time (s, log scale)"
+	p.Title.Text = fmt.Sprintf("%s, λ = %g req/s: CDF of latency, end to end (seed %d)", d, lambda, res.Config.BaseSeed)
+	p.X.Label.Text = "latency (s, log scale)"
 	p.Y.Label.Text = "fraction of requests"
 	p.X.Tick.Marker = figure.Log10Ticks{} // x holds log10(seconds)
 	p.Y.Min, p.Y.Max = 0, 1
@@ -319,7 +319,7 @@ func cdfPlot(res *serverless.ExperimentResult, d string, lambda float64) (*plot.
 		if sc.Dist != d || sc.Lambda != lambda || sc.NotifyDelayMS != res.Config.NotifyDelays[0] {
 			continue
 		}
-		_, rs := sc.Samples()
+		rs, _ := sc.Samples()
 		if len(rs) == 0 {
 			continue
 		}

@@ -32,7 +32,7 @@ func TestWriteProducesPNGAndSVG(t *testing.T) {
 	}
 	want := []string{"p99_response_bars_lambda20.png", "p99_response_bars_lambda20.svg", "p99_latency_bars_lambda20.png",
 		"p99_latency_bars_lambda20.svg", "p99_response_powerlaw.png", "p99_response_powerlaw.svg", "p99_latency_powerlaw.png",
-		"p99_latency_powerlaw.svg", "cdf_response_powerlaw_lambda20.png", "cdf_response_powerlaw_lambda20.svg"}
+		"p99_latency_powerlaw.svg", "cdf_latency_powerlaw_lambda20.png", "cdf_latency_powerlaw_lambda20.svg"}
 	if len(files) != len(want) {
 		t.Fatalf("wrote %v, want %v", files, want)
 	}
