@@ -74,6 +74,10 @@ type Options struct {
 	Start time.Time
 	// Switches is the number of embedded switches (default 3).
 	Switches int
+	// XDP of them run the p4ctl program in the XDP data path
+	// (pkg/dataplane/xdp, frames through BPF_PROG_RUN; needs root): a
+	// switch kill unloads the program, a restart loads it afresh.
+	XDP int
 	// Seed seeds the faults (default 1).
 	Seed uint64
 	// ChaosEvery is the mean wall time between kills and outages (default
@@ -126,11 +130,16 @@ func (d Diff) Clean() bool { return d.ReadErr == "" && d.Insert+d.Modify+d.Delet
 
 // Report is what a soak did and found.
 type Report struct {
-	Duration      time.Duration `json:"duration_ns"`
-	Switches      int           `json:"switches"`
-	HoursReplayed int           `json:"hours_replayed"`
-	FirstHour     time.Time     `json:"first_hour"`
-	LastHour      time.Time     `json:"last_hour_pushed"`
+	Duration    time.Duration `json:"duration_ns"`
+	Switches    int           `json:"switches"`
+	XDPSwitches int           `json:"xdp_switches"`
+	// XDPKills and XDPRouted are the kills (program unloads) of the XDP
+	// switches and the requests they routed.
+	XDPKills      int       `json:"xdp_kills"`
+	XDPRouted     int64     `json:"xdp_routed"`
+	HoursReplayed int       `json:"hours_replayed"`
+	FirstHour     time.Time `json:"first_hour"`
+	LastHour      time.Time `json:"last_hour_pushed"`
 
 	ControllerKills    int `json:"controller_kills"`
 	ControllerRestarts int `json:"controller_restarts"`
@@ -228,12 +237,12 @@ func (r *Report) Problems() []string {
 // Summary is a one-paragraph account of the report.
 func (r *Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "soak: %s of faults, %d replayed hours (%s .. %s pushed) on %d switches\n",
-		r.Duration.Round(time.Millisecond), r.HoursReplayed, r.FirstHour.Format("2006-01-02T15"), r.LastHour.Format("2006-01-02T15"), r.Switches)
+	fmt.Fprintf(&b, "soak: %s of faults, %d replayed hours (%s .. %s pushed) on %d switches (%d of them XDP)\n",
+		r.Duration.Round(time.Millisecond), r.HoursReplayed, r.FirstHour.Format("2006-01-02T15"), r.LastHour.Format("2006-01-02T15"), r.Switches, r.XDPSwitches)
 	fmt.Fprintf(&b, "  controller: %d kills, %d restarts, %d exits of its own%s\n", r.ControllerKills, r.ControllerRestarts, r.ControllerExits,
 		map[bool]string{true: " (" + r.StrayControllerErr + ")", false: ""}[r.StrayControllerErr != ""])
-	fmt.Fprintf(&b, "  switches: %d kills, %d restarts with the program, %d without a pipeline\n",
-		r.SwitchKills, r.SwitchRestartsWithPipeline, r.SwitchRestartsWithoutPipeline)
+	fmt.Fprintf(&b, "  switches: %d kills, %d restarts with the program, %d without a pipeline; XDP: %d kills (program unloaded and reloaded), %d requests routed\n",
+		r.SwitchKills, r.SwitchRestartsWithPipeline, r.SwitchRestartsWithoutPipeline, r.XDPKills, r.XDPRouted)
 	fmt.Fprintf(&b, "  carbon API: %d requests, %d dropped, %d outages; P4Runtime: %d calls (streams opened included), %d delays\n",
 		r.CarbonRequests, r.CarbonDropped, r.CarbonOutages, r.RPCCalls, r.RPCDelayed)
 	fmt.Fprintf(&b, "  pushes: %d (%d failed, %d of the safe policy)\n", r.Pushes, r.PushFailures, r.StalePushes)
@@ -281,6 +290,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Start.IsZero() {
 		o.Start = time.Date(2022, 1, 10, 0, 0, 0, 0, time.UTC)
+	}
+	if o.XDP < 0 || o.XDP > max(o.Switches, 3) {
+		return fmt.Errorf("soak: %d XDP switches of %d", o.XDP, o.Switches)
 	}
 	if o.Switches <= 0 {
 		o.Switches = 3
@@ -334,6 +346,7 @@ type rig struct {
 	lastHour                       atomic.Int64 // Unix seconds of the latest hour pushed
 
 	requests, routed, unrouted, overlapping, misroutes atomic.Int64
+	xdpRouted                                          atomic.Int64
 	exMu                                               sync.Mutex
 	examples                                           []string
 
@@ -350,7 +363,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Switches: o.Switches, FirstHour: o.Start, GoroutinesBefore: runtime.NumGoroutine()}
+	rep := &Report{Switches: o.Switches, XDPSwitches: o.XDP, FirstHour: o.Start, GoroutinesBefore: runtime.NumGoroutine()}
 	cfg := *o.Config
 	cfg.Carbon = config.Carbon{Source: config.SourceElectricityMapsAPI, StalenessBound: config.Duration{Duration: o.StalenessBound}}
 	model, err := o.Config.OpenCarbon()
@@ -374,7 +387,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.delay.set(max(0, o.RPCDelayShare), o.RPCDelay)
 	r.lastHour.Store(o.Start.Add(-time.Hour).Unix())
 	for i := range o.Switches {
-		s := &slot{name: fmt.Sprintf("soak-%d", i), inflight: map[*controller.Plan]int{}}
+		s := &slot{name: fmt.Sprintf("soak-%d", i), inflight: map[*controller.Plan]int{}, xdp: i < o.XDP}
 		if err := s.start(tr, false); err != nil {
 			r.stopAll()
 			return nil, err
@@ -437,7 +450,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.ControllerHangs = int(r.hangs.Load())
 	for _, s := range r.slots {
 		rep.SwitchKills += s.kills
+		if s.xdp {
+			rep.XDPKills += s.kills
+		}
 	}
+	rep.XDPRouted = r.xdpRouted.Load()
 	rep.CarbonRequests, rep.CarbonDropped = r.api.requests.Load(), r.api.dropped.Load()
 	rep.RPCCalls, rep.RPCDelayed = r.delay.calls.Load(), r.delay.delayed.Load()
 	rep.Pushes, rep.PushFailures, rep.StalePushes = r.pushes.Load(), r.pushFails.Load(), r.stalePushes.Load()
@@ -759,6 +776,9 @@ func (r *rig) traffic(i int, s *slot, stopped *atomic.Bool) {
 				continue
 			}
 			r.routed.Add(1)
+			if s.xdp {
+				r.xdpRouted.Add(1)
+			}
 			v := l.ck.Check(m, site, sla, regionIndex(o.Header.Region))
 			if v.Plans > 1 {
 				r.overlapping.Add(1)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 )
 
@@ -41,6 +43,7 @@ type slot struct {
 	inflight map[*controller.Plan]int // pushes begun and not ended (OnSync)
 
 	kills int
+	xdp   bool // runs the XDP program (pkg/dataplane/xdp)
 }
 
 // start starts a new life of the switch: empty tables, with the p4ctl
@@ -48,7 +51,11 @@ type slot struct {
 // Plans whose push is in flight may write into the new life, so its checker
 // allows them.
 func (s *slot) start(tr *demo.Traffic, noPipeline bool) error {
-	sw, err := dataplane.New(dataplane.Options{NoPipeline: noPipeline})
+	opts := dataplane.Options{NoPipeline: noPipeline}
+	if s.xdp {
+		opts.Datapath = xdp.New(xdp.Options{})
+	}
+	sw, err := dataplane.New(opts)
 	if err != nil {
 		return fmt.Errorf("switch %s: %w", s.name, err)
 	}
@@ -65,6 +72,7 @@ func (s *slot) start(tr *demo.Traffic, noPipeline bool) error {
 		time.Sleep(10 * time.Millisecond) // the port of the previous life may linger a moment
 	}
 	if err != nil {
+		sw.Close()
 		return fmt.Errorf("switch %s: listen on %s: %w", s.name, addr, err)
 	}
 	s.addr = lis.Addr().String()
@@ -94,6 +102,9 @@ func (s *slot) kill() bool {
 	l.srv.Stop()
 	<-l.done
 	l.serve()
+	if err := l.sw.Close(); err != nil { // an XDP switch unloads its program
+		fmt.Fprintf(os.Stderr, "soak: close switch %s: %v\n", s.name, err)
+	}
 	s.kills++
 	return true
 }
