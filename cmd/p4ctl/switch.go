@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
@@ -35,7 +36,6 @@ type switchOptions struct {
 	Interfaces  []string
 	Datapath    string
 	XDPGeneric  bool
-	Recirc      string
 
 	p4info *p4configv1.P4Info
 	ports  []ports.Spec
@@ -69,11 +69,11 @@ down is waited for. Interrupting the switch closes every socket.
 (the SmartNIC-class target, docs/XDP.md): the program is attached to each
 -i interface (native XDP, else generic XDP with a warning), tables,
 registers and counters live in BPF maps, held requests go round a
-recirculation veth pair (--recirculation NAME: NAME0/NAME1, created and
-removed by the switch). It needs root and a kernel with BPF, BTF and XDP
-(5.17 or later). A veth port's peer needs an XDP program or GRO on
-(ethtool -K PEER gro on) to receive the frames sent out of the port. On
-exit, even on SIGKILL, the program leaves every interface.
+recirculation veth pair in a network namespace of the switch's own. It
+needs root and a kernel with BPF, BTF and XDP (5.17 or later). A veth
+port's peer needs an XDP program or GRO on (ethtool -K PEER gro on) to
+receive the frames sent out of the port. On exit, even on SIGKILL, the
+program leaves every interface and the recirculation pair is gone.
 
   p4ctl switch --datapath xdp -i 1@veth1 -i 2@veth2`,
 		Args: cobra.NoArgs,
@@ -91,7 +91,6 @@ exit, even on SIGKILL, the program leaves every interface.
 	f.StringArrayVarP(&o.Interfaces, "interface", "i", nil, "data-plane port PORT@INTERFACE, e.g. 1@veth1 (repeatable; port numbers 0..509, not the CPU port)")
 	f.StringVar(&o.Datapath, "datapath", datapathGo, "what runs the packets: go (the Go model; AF_PACKET ports) or xdp (the XDP program; needs root)")
 	f.BoolVar(&o.XDPGeneric, "xdp-generic", false, "--datapath xdp: attach in generic (skb) mode everywhere instead of trying native XDP first")
-	f.StringVar(&o.Recirc, "recirculation", xdp.DefaultRecirculation, "--datapath xdp: name of the recirculation veth pair (NAME0, NAME1; at most 14 characters)")
 	return cmd
 }
 
@@ -121,15 +120,14 @@ const (
 // Validate checks flag values (usage errors exit 2).
 func (o *switchOptions) Validate() error {
 	switch o.Datapath {
+	case "":
+		o.Datapath = datapathGo
 	case datapathGo, datapathXDP:
 	default:
 		return usageErrorf("--datapath %q: want %s or %s", o.Datapath, datapathGo, datapathXDP)
 	}
-	if o.Datapath != datapathXDP && (o.XDPGeneric || o.Recirc != xdp.DefaultRecirculation) {
-		return usageErrorf("--xdp-generic and --recirculation are for --datapath xdp")
-	}
-	if o.Recirc == "" || len(o.Recirc) > 14 || strings.ContainsAny(o.Recirc, "/ \t\n") {
-		return usageErrorf("--recirculation %q: want an interface name prefix of 1..14 characters", o.Recirc)
+	if o.Datapath != datapathXDP && o.XDPGeneric {
+		return usageErrorf("--xdp-generic is for --datapath xdp")
 	}
 	if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
 		return err
@@ -207,7 +205,13 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	defer sw.Close()
 	var pp *ports.Ports
 	if dp != nil && len(o.ports) > 0 {
-		if err := dp.Attach(o.ports, xdp.AttachOptions{Generic: o.XDPGeneric, Recirculation: o.Recirc}); err != nil {
+		attach := func() error { return dp.Attach(o.ports, xdp.AttachOptions{Generic: o.XDPGeneric}) }
+		if o.netns != "" {
+			err = afpacket.InNetNS(o.netns, attach)
+		} else {
+			err = attach()
+		}
+		if err != nil {
 			return fmt.Errorf("p4ctl switch: %w", err)
 		}
 	}
@@ -251,7 +255,7 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 		for i, sp := range specs {
 			list = append(list, fmt.Sprintf("%s (%s)", sp, modes[i]))
 		}
-		portNote = fmt.Sprintf("XDP ports %s, recirculation %s0/%s1", strings.Join(list, " "), o.Recirc, o.Recirc)
+		portNote = "XDP ports " + strings.Join(list, " ")
 	case dp != nil:
 		portNote = "XDP program loaded, no data-plane ports"
 	}

@@ -149,3 +149,117 @@ func TestSwitchPorts(t *testing.T) {
 		t.Fatalf("switch after sw2 was deleted: %v", err)
 	}
 }
+
+// `p4ctl switch --datapath xdp -i 1@sw1 -i 2@sw2`: the XDP program is
+// attached to both interfaces (native XDP on veths), forwards a frame from
+// h1 to h2 as the entries say, and leaves both interfaces when the switch
+// is interrupted.
+func TestSwitchXDP(t *testing.T) {
+	ns, _ := testnet.Namespace(t, "p4ctl-swxdp")
+	if _, err := exec.LookPath("ethtool"); err != nil {
+		t.Skip("ethtool is needed to turn GRO on at h2 (a veth passes XDP-redirected frames only to a peer with GRO or XDP)")
+	}
+	testnet.Veth(t, ns, "sw1", "h1")
+	testnet.Veth(t, ns, "sw2", "h2")
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-K", "h2", "gro", "on").CombinedOutput(); err != nil {
+		t.Fatalf("ethtool -K h2 gro on: %v %s", err, out)
+	}
+	xdpOn := func() string {
+		out, err := exec.Command("ip", "-n", ns, "-d", "link", "show").CombinedOutput()
+		if err != nil {
+			t.Fatalf("ip link show: %v %s", err, out)
+		}
+		var on []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && strings.HasSuffix(f[0], ":") && strings.Contains(l, " xdp") {
+				on = append(on, strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":"))
+			}
+		}
+		return strings.Join(on, " ")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	o := &switchOptions{GRPCAddr: "127.0.0.1:0", DeviceID: 1, CPUPort: 510, Interfaces: []string{"1@sw1", "2@sw2"},
+		Datapath: datapathXDP, netns: ns, ready: func(a net.Addr) { addrc <- a }}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	errb := &bytes.Buffer{}
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx, &streams{Out: &bytes.Buffer{}, Err: errb}) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("switch exited: %v\n%s", err, errb)
+	case <-time.After(20 * time.Second):
+		t.Fatal("switch did not start")
+	}
+	if !strings.Contains(errb.String(), "XDP ports 1@sw1 (native) 2@sw2 (native)") {
+		t.Errorf("stderr %q does not list the XDP ports", errb.String())
+	}
+	if got := xdpOn(); got != "sw1 sw2" {
+		t.Errorf("XDP is on %q while the switch runs, want sw1 sw2", got)
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	c, err := p4rt.Dial(addr.String(), p4rt.WithDeviceID(1), p4rt.WithElectionID(p4rt.Election(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Arbitrate(cctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.GetPipeline(cctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, err := pc.Updates(info.GetP4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 2, 0), 24, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(cctx, ups); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := afpacket.OpenIn(ns, "h1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close()
+	h2, err := afpacket.OpenIn(ns, "h2", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	frame := pc.Bytes(pc.Request(pc.Client(1), 1, 100, 0))
+	frame[14+20+2], frame[14+20+3] = 0, 53 // plain UDP: l3_forward
+	frame[14+16], frame[14+17], frame[14+18], frame[14+19] = 10, 0, 2, 9
+	if err := h1.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	var got []byte
+	for deadline := time.Now().Add(5 * time.Second); got == nil && time.Now().Before(deadline); {
+		g, err := h2.Recv(buf)
+		switch {
+		case errors.Is(err, afpacket.ErrWouldBlock):
+			time.Sleep(time.Millisecond) // polling interval of a nonblocking read
+		case err != nil:
+			t.Fatal(err)
+		case len(g) >= 14 && g[12] == 0x08:
+			got = append([]byte(nil), g...)
+		}
+	}
+	if !bytes.Equal(got, frame) {
+		t.Fatalf("h2 received % x, want % x", got, frame)
+	}
+	cancel() // Ctrl-C
+	if err := <-done; err != nil {
+		t.Fatalf("interrupted switch: %v", err)
+	}
+	if got := xdpOn(); got != "" {
+		t.Errorf("XDP is still on %q after the switch stopped", got)
+	}
+}

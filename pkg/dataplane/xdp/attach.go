@@ -3,9 +3,12 @@ package xdp
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp/bpfobj"
@@ -17,42 +20,32 @@ type AttachOptions struct {
 	// whose driver has no native XDP. By default Attach tries native mode
 	// and falls back to generic mode, with a warning, per interface.
 	Generic bool
-	// Recirculation names the veth pair Attach creates as the
-	// recirculation port: NAME0 (where held requests are sent) and NAME1
-	// (where the program reads them back). Default "p4rc". A pair of that
-	// name left by a switch that was killed is replaced.
-	Recirculation string
 }
-
-// DefaultRecirculation is the recirculation veth pair's default name.
-const DefaultRecirculation = "p4rc"
 
 // attachment is what Attach set up, undone by detach.
 type attachment struct {
-	nl     *netlink.Handle // a netlink socket in the namespace Attach ran in
-	links  []link.Link
-	recirc [2]string
-	specs  []ports.Spec
-	modes  []string
+	nl       *netlink.Handle // a netlink socket in the namespace Attach ran in
+	links    []link.Link
+	recircNS *os.File // the recirculation pair's namespace, held open
+	specs    []ports.Spec
+	modes    []string
 }
 
-// Attach attaches the program to each port's interface and creates the
-// recirculation port, in the network namespace of the calling thread. The
-// program stays attached until Close, or until the process ends (the
-// attachments are BPF links, which the kernel removes with the process,
-// even on SIGKILL). Attach may be called once.
+// Attach attaches the program to each port's interface, in the network
+// namespace of the calling thread, and creates the recirculation port in a
+// namespace of its own. The program stays attached until Close, or until
+// the process ends: the attachments are BPF links and the recirculation
+// namespace is held by nothing else, so the kernel removes them with the
+// process, even on SIGKILL. Attach may be called once.
 func (d *Datapath) Attach(specs []ports.Spec, opts AttachOptions) (err error) {
 	if d.ports != nil {
 		return errors.New("the XDP program is already attached")
-	}
-	if opts.Recirculation == "" {
-		opts.Recirculation = DefaultRecirculation
 	}
 	nl, err := netlink.NewHandle()
 	if err != nil {
 		return fmt.Errorf("open a netlink socket: %w", err)
 	}
-	a := &attachment{nl: nl, recirc: [2]string{opts.Recirculation + "0", opts.Recirculation + "1"}, specs: specs}
+	a := &attachment{nl: nl, specs: specs}
 	defer func() {
 		if err != nil {
 			a.detach(d)
@@ -106,39 +99,97 @@ func (a *attachment) attach(d *Datapath, ifindex int, name string, generic bool)
 	return "generic", nil
 }
 
-// makeRecirculation creates the recirculation veth pair and attaches the
-// program to its receiving end.
+// makeRecirculation creates the recirculation port: a veth pair in a
+// network namespace of its own, which nothing but this process holds (so
+// the kernel removes it, and the pair, when the process ends, even on
+// SIGKILL, and two switches never share one), with the program attached to
+// its receiving end and its sending end in recirc_port. The program
+// redirects across namespaces as within one.
 func (a *attachment) makeRecirculation(d *Datapath) error {
-	for _, n := range a.recirc {
-		if l, err := a.nl.LinkByName(n); err == nil {
-			if err := a.nl.LinkDel(l); err != nil {
-				return fmt.Errorf("remove the stale recirculation interface %s: %w", n, err)
-			}
-		}
+	type result struct {
+		ns  *os.File
+		rc1 int
+		err error
 	}
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a.recirc[0]}, PeerName: a.recirc[1]}
-	if err := a.nl.LinkAdd(veth); err != nil {
-		return fmt.Errorf("create the recirculation veth pair %s/%s: %w", a.recirc[0], a.recirc[1], err)
+	ch := make(chan result, 1)
+	go func() {
+		// A locked thread that leaves for a new namespace and comes back;
+		// if it cannot come back it stays locked and dies with the goroutine.
+		runtime.LockOSThread()
+		home, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: fmt.Errorf("open the switch's network namespace: %w", err)}
+			return
+		}
+		defer home.Close()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: fmt.Errorf("create the recirculation namespace: %w", err)}
+			return
+		}
+		ns, rc1, err := a.recirculationPair(d)
+		if serr := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); serr != nil {
+			if ns != nil {
+				ns.Close()
+			}
+			ch <- result{err: fmt.Errorf("return from the recirculation namespace: %w", serr)}
+			return
+		}
+		runtime.UnlockOSThread()
+		ch <- result{ns, rc1, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return r.err
+	}
+	a.recircNS = r.ns
+	return d.setConfig(func(c *bpfobj.P4ctlP4Config) { c.RecircIfindex = uint32(r.rc1) })
+}
+
+// recirculationPair runs in the recirculation namespace: the veth pair up,
+// the program on rc1, rc0 in recirc_port. It returns the namespace (held
+// open) and rc1's index.
+func (a *attachment) recirculationPair(d *Datapath) (*os.File, int, error) {
+	ns, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("open the recirculation namespace: %w", err)
+	}
+	fail := func(err error) (*os.File, int, error) {
+		ns.Close()
+		return nil, 0, err
+	}
+	nl, err := netlink.NewHandle()
+	if err != nil {
+		return fail(fmt.Errorf("recirculation namespace: netlink: %w", err))
+	}
+	defer nl.Close()
+	if err := nl.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: recircNames[0]}, PeerName: recircNames[1]}); err != nil {
+		return fail(fmt.Errorf("create the recirculation veth pair: %w", err))
 	}
 	var idx [2]int
-	for i, n := range a.recirc {
-		l, err := a.nl.LinkByName(n)
+	for i, n := range recircNames {
+		l, err := nl.LinkByName(n)
 		if err == nil {
-			err = a.nl.LinkSetUp(l)
+			err = nl.LinkSetUp(l)
 		}
 		if err != nil {
-			return fmt.Errorf("bring the recirculation interface %s up: %w", n, err)
+			return fail(fmt.Errorf("bring the recirculation interface %s up: %w", n, err))
 		}
 		idx[i] = l.Attrs().Index
 	}
-	if _, err := a.attach(d, idx[1], a.recirc[1], false); err != nil {
-		return fmt.Errorf("recirculation port: %w", err)
+	if _, err := a.attach(d, idx[1], recircNames[1], false); err != nil {
+		return fail(fmt.Errorf("recirculation port: %w", err))
 	}
 	if err := d.objs.RecircPort.Put(uint32(0), bpfobj.P4ctlBpfDevmapVal{Ifindex: uint32(idx[0])}); err != nil {
-		return fmt.Errorf("recirculation port %s: %w", a.recirc[0], err)
+		return fail(fmt.Errorf("recirculation port %s: %w", recircNames[0], err))
 	}
-	return d.setConfig(func(c *bpfobj.P4ctlP4Config) { c.RecircIfindex = uint32(idx[1]) })
+	return ns, idx[1], nil
 }
+
+// recircNames are the recirculation pair's ends, in its own namespace:
+// where held requests are sent, and where the program reads them back.
+var recircNames = [2]string{"recirc0", "recirc1"}
 
 // detach undoes Attach: the program leaves every interface, the
 // recirculation pair is deleted.
@@ -150,12 +201,11 @@ func (a *attachment) detach(d *Datapath) error {
 		}
 	}
 	a.links = nil
-	for _, n := range a.recirc[:1] { // deleting one end deletes the pair
-		if l, err := a.nl.LinkByName(n); err == nil {
-			if err := a.nl.LinkDel(l); err != nil {
-				errs = append(errs, fmt.Errorf("delete the recirculation pair %s: %w", n, err))
-			}
-		}
+	if a.recircNS != nil {
+		// The last reference to the recirculation namespace: the kernel
+		// removes it and its veth pair.
+		errs = append(errs, a.recircNS.Close())
+		a.recircNS = nil
 	}
 	a.nl.Close()
 	return errors.Join(errs...)
