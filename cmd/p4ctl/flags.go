@@ -19,6 +19,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
@@ -40,7 +41,7 @@ func loadControllerConfig(ctx context.Context, path string, report func(tuning.P
 	if path == "" {
 		return nil, usageErrorf("--config is required")
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadContext(ctx, path)
 	if err == nil {
 		var pools []tuning.Pool
 		cfg, pools, err = tuning.Resolve(ctx, cfg, tuning.Options{})
@@ -427,8 +428,8 @@ func deviceHint(err error, device uint64) error {
 // pipeline, or --p4info) is a controller configuration, saying what the
 // flag wants and what to give instead (issue 15: `get regions --config
 // examples/mumbai.yaml` used to fail with "unknown field: targets").
-func notControllerYAML(cmd, flag, path string) error {
-	b, err := os.ReadFile(path)
+func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
+	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil // reported where the file is loaded
 	}
@@ -610,7 +611,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // or CSV traces (config.OpenCarbon), or a live API client
 // (carbonapi.FromConfig with o: Electricity Maps or WattTime, refreshed by
 // the controller before each plan).
-func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
+func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
 	switch cfg.Carbon.Source {
 	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
 		src, err := carbonapi.FromConfig(cfg, o)
@@ -619,7 +620,7 @@ func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed
 		}
 		return &controller.CarbonFeed{Source: src}, nil
 	}
-	src, err := cfg.OpenCarbon()
+	src, err := cfg.OpenCarbonContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +630,7 @@ func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed
 // planAt opens the carbon source (refreshing a live one) and plans the
 // hour the flags select: what diff and apply compile.
 func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
-	feed, err := carbonFeed(cfg, carbonapi.Options{})
+	feed, err := carbonFeed(ctx, cfg, carbonapi.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -153,16 +153,19 @@ func (o *getOptions) Validate() error {
 	if strings.Count(o.Pipeline, ",") > 1 {
 		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
-	if o.Pipeline != "" {
-		return notControllerYAML("get", "--config", strings.Split(o.Pipeline, ",")[0])
-	}
 	return nil
 }
 
-func (o *getOptions) client() (*p4rt.Client, error) {
+// client dials the switch, with the P4Info of --config when given (a
+// controller configuration given there is a usage error).
+func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 	var extra []p4rt.Option
 	if o.Pipeline != "" {
-		info, err := p4rt.LoadP4Info(strings.Split(o.Pipeline, ",")[0])
+		path := strings.Split(o.Pipeline, ",")[0]
+		if err := notControllerYAML(ctx, "get", "--config", path); err != nil {
+			return nil, err
+		}
+		info, err := p4rt.LoadP4InfoContext(ctx, path)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +185,7 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.Format, t)
 	}
-	c, err := o.client()
+	c, err := o.client(ctx)
 	if err != nil {
 		return err
 	}

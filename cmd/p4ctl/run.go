@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -46,6 +47,7 @@ type runOptions struct {
 	hostname func() (string, error)
 	ready    func(metrics net.Addr) // tests
 
+	pipeline *p4v1.ForwardingPipelineConfig // --p4info, --device-config
 	targets  []controller.Target
 	schedule controller.Schedule
 	clock    controller.Clock
@@ -117,7 +119,17 @@ p4ctl_drift_repairs_total.`,
 func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	o.logTuned = true // logged by Run, once, with the daemon's logger
 	o.record(c)
-	return o.load(c)
+	if err := o.load(c); err != nil {
+		return err
+	}
+	if o.P4Info != "" {
+		pc, err := p4rt.LoadPipelineContext(cmdContext(c), o.P4Info, o.DeviceConfig, 0)
+		if err != nil {
+			return err
+		}
+		o.pipeline = pc
+	}
+	return nil
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
@@ -189,13 +201,9 @@ func (o *runOptions) Validate() error {
 	for i := range targets {
 		targets[i].ElectionID = controller.ReplicaElection(targets[i].ElectionID, o.Replica)
 	}
-	if o.P4Info != "" {
-		pc, err := p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, 0)
-		if err != nil {
-			return err
-		}
+	if o.pipeline != nil {
 		for i := range targets {
-			targets[i].Pipeline = pc
+			targets[i].Pipeline = o.pipeline
 		}
 	}
 	o.targets = targets
@@ -251,7 +259,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
+	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,11 @@
 package config
 
 import (
+	"context"
 	"encoding"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -16,6 +16,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -69,7 +70,13 @@ func (e *ValidationError) Error() string {
 // against the file's directory and must exist. Every problem is reported,
 // each as "path:line: yaml.path: message".
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext is Load reading the file under ctx (an interrupt ends the
+// read) and at most inputfile.MaxSize bytes of it.
+func LoadContext(ctx context.Context, path string) (*Config, error) {
+	data, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

@@ -1,14 +1,16 @@
 package regions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // MaxLatencyMs bounds latencies: the switch matches SLAs with a 16-bit range
@@ -181,7 +183,13 @@ func Mumbai() *Site {
 //
 // region is an AWS id, city or zone (LookupRegion). Errors name file:line.
 func LoadSites(path string) ([]*Site, error) {
-	b, err := os.ReadFile(path)
+	return LoadSitesContext(context.Background(), path)
+}
+
+// LoadSitesContext is LoadSites reading the file under ctx, at most
+// inputfile.MaxSize bytes of it.
+func LoadSitesContext(ctx context.Context, path string) ([]*Site, error) {
+	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("load sites: %w", err)
 	}

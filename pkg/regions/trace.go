@@ -2,6 +2,7 @@ package regions
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // MaxIntensity is the largest plausible carbon intensity in gCO2eq/kWh; the
@@ -117,6 +120,12 @@ const (
 // yearly-averages table) are skipped and listed by Skipped. Every zone must
 // be a catalog zone and appear in one file only; every error names file:line.
 func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
+	return LoadTracesContext(context.Background(), dir, o)
+}
+
+// LoadTracesContext is LoadTraces reading the files under ctx (an
+// interrupt ends the load), at most inputfile.MaxSize bytes each.
+func LoadTracesContext(ctx context.Context, dir string, o LoadOptions) (*TraceSource, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -134,7 +143,7 @@ func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
 		return nil, fmt.Errorf("load traces: no *.csv files in %s", dir)
 	}
 	sort.Strings(paths)
-	src, err := LoadTraceFiles(paths, o)
+	src, err := LoadTraceFilesContext(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +164,15 @@ func describeTraces(dir string, src *TraceSource, _ LoadOptions) string {
 
 // LoadTraceFiles loads the given CSV files (see LoadTraces).
 func LoadTraceFiles(paths []string, o LoadOptions) (*TraceSource, error) {
+	return LoadTraceFilesContext(context.Background(), paths, o)
+}
+
+// LoadTraceFilesContext is LoadTraceFiles reading the files under ctx, at
+// most inputfile.MaxSize bytes each.
+func LoadTraceFilesContext(ctx context.Context, paths []string, o LoadOptions) (*TraceSource, error) {
 	src := &TraceSource{series: map[string]*series{}, formats: map[string]bool{}}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := inputfile.Read(ctx, p, inputfile.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("load traces: %w", err)
 		}
