@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -214,6 +215,14 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 				return deviceHint(err, t.DeviceID)
 			}
 			rep, err := d.Sync(ctx, p)
+			var ie *controller.InterruptedError
+			if errors.As(err, &ie) {
+				hint := "the switch is whole"
+				if ie.LeftoverEntries > 0 {
+					hint = "run the same apply again to delete them"
+				}
+				return fmt.Errorf("interrupted: %w; %s", err, hint)
+			}
 			if err != nil {
 				return err
 			}

@@ -253,6 +253,19 @@ func (o *runOptions) Validate() error {
 	return nil
 }
 
+// cleanupHint is the command that deletes what an interrupted push left on
+// target s: apply for the same hour (or p4ctl run again).
+func (o *runOptions) cleanupHint(s controller.TargetSummary) string {
+	cmd := "p4ctl apply -c " + o.ConfigPath
+	if o.conn.GRPCAddr != "" {
+		cmd += " --grpc-addr " + o.conn.GRPCAddr
+	}
+	if ie := s.Interrupted; ie != nil {
+		cmd += " --at " + ie.Hour.Format(time.RFC3339)
+	}
+	return cmd + " (or p4ctl run again: its first push deletes it)"
+}
+
 // Run runs the daemon until interrupted (or the replay ends).
 func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	log, err := newLogger(s.Err, o.LogFormat, o.LogLevel)
@@ -274,7 +287,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	}
 	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule, RefreshInterval: refresh,
 		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, VerifyInterval: o.Verify, FullVerifyInterval: o.VerifyFull,
-			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
+			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log, CleanupHint: o.cleanupHint})
 	if err != nil {
 		return err
 	}
