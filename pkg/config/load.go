@@ -18,6 +18,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/yamldoc"
 )
 
 // Problem is one thing wrong with a configuration, located by file, line and
@@ -98,6 +99,9 @@ func Parse(data []byte, file string) (*Config, error) {
 	var root yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &root); err != nil {
 		return nil, &ValidationError{Problems: []Problem{yamlSyntaxProblem(file, err)}}
+	}
+	if line, what := yamldoc.Trailing(data); what != "" {
+		return nil, &ValidationError{Problems: []Problem{{File: file, Line: line, Msg: what}}}
 	}
 	idx := newIndex(&root)
 	var probs []Problem

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
+	"github.com/p4ctl/p4ctl/pkg/yamldoc"
 )
 
 // MaxLatencyMs bounds latencies: the switch matches SLAs with a 16-bit range
@@ -209,6 +210,9 @@ func ParseSites(name string, data []byte) ([]*Site, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if line, what := yamldoc.Trailing(data); what != "" {
+		return nil, fmt.Errorf("%s:%d: %s", name, line, what)
 	}
 	errAt := func(n *yaml.Node, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: "+format, append([]any{name, n.Line}, a...)...) // %w in format wraps
