@@ -38,9 +38,9 @@ reads), compiles the configuration for the chosen hour under the switch's
 active epoch, and prints what differs: + entries missing from the switch,
 ~ entries with other actions, - entries the switch should not hold.
 Exit status, as kubectl diff's: 0 when the switch holds exactly the desired
-state, 1 on drift (and only then), 2 on usage errors, 3 on any other error
-(the configuration cannot be read, the switch is unreachable or refuses
-the read, …). Targets: --grpc-addr, else
+state, 1 on drift (and only then), 2 on usage errors (a configuration
+that is missing, unreadable or invalid too), 3 on any other error (the
+switch is unreachable or refuses the read, …). Targets: --grpc-addr, else
 the configuration's.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
@@ -53,10 +53,10 @@ the configuration's.`,
 	return cmd
 }
 
-// Complete loads the configuration. A configuration that cannot be read
-// (no such file, a directory, a tune block no bound meets) means diff
-// could not check: exitDiffError, as any error but a usage error, never
-// 1, which means drift alone; an invalid one is a usage error (2).
+// Complete loads the configuration. A configuration that is missing,
+// unreadable or invalid is a usage error (2, the rule of every command);
+// one that loads but cannot be used (a tune block no bound meets) means
+// diff could not check: exitDiffError, never 1, which means drift alone.
 func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
 	o.record(c)
 	return diffError(o.load(c))

@@ -173,7 +173,7 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
 		}
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		src = ts
 	} else {
@@ -197,7 +197,7 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.sitesFile != "" {
 		sites, err := loadEvalSites(cmdContext(c), o.sitesFile)
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		site = nil
 		for _, s := range sites {

@@ -42,17 +42,15 @@ func loadControllerConfig(ctx context.Context, path string, report func(tuning.P
 		return nil, usageErrorf("--config is required")
 	}
 	cfg, err := config.LoadContext(ctx, path)
-	if err == nil {
-		var pools []tuning.Pool
-		cfg, pools, err = tuning.Resolve(ctx, cfg, tuning.Options{})
-		if err != nil {
-			err = fmt.Errorf("%s: %w", path, err)
-		}
-		for _, p := range pools {
-			report(p)
-		}
+	if err != nil {
+		return nil, inputError(err) // missing, unreadable or invalid: exit 2
+	}
+	cfg, pools, err := tuning.Resolve(ctx, cfg, tuning.Options{})
+	for _, p := range pools {
+		report(p)
 	}
 	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
 		var ve *config.ValidationError
 		if errors.As(err, &ve) {
 			return nil, usageError{err}
@@ -60,6 +58,21 @@ func loadControllerConfig(ctx context.Context, path string, report func(tuning.P
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// inputError makes err, from reading or parsing an input file that the
+// command line or the configuration names (configuration, traces, P4Info,
+// sites), a usage error: exit 2, as for a bad flag. The rule (README "Exit
+// codes"): what was given cannot be used as given — a missing, unreadable,
+// oversized or malformed file — exits 2 before anything is contacted; a
+// failure while running exits 1 (diff: 3). An interrupted read stays an
+// interruption.
+func inputError(err error) error {
+	var ue usageError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		return err
+	}
+	return usageError{err}
 }
 
 // printTuned returns a report for loadControllerConfig that prints each
@@ -453,17 +466,19 @@ func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
 		flag, path, cmd, what, instead)
 }
 
-// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
-// unpaced): a finite factor in (0, 1e9]. NaN and infinities are refused
-// (a NaN factor once made the replay clock wait for ever).
+// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (returned
+// as 0: unpaced): a finite factor in (0, 1e9], the rule of the
+// configuration's schedule.replay.speed, whose 0 is refused too (issue 27:
+// --speed 0x was accepted here and refused there). NaN and infinities are
+// refused (a NaN factor once made the replay clock wait for ever).
 func parseSpeed(given string) (float64, error) {
 	s := strings.TrimSpace(strings.ToLower(given))
-	if s == "max" || s == "0" || s == "0x" {
+	if s == "max" {
 		return 0, nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e9 {
-		return 0, fmt.Errorf("%q: want a factor such as 3600x (one hour per second, at most 1e9x) or max", given)
+		return 0, fmt.Errorf("%q: want a factor > 0 such as 3600x (one hour per second, at most 1e9x), or max for no pacing", given)
 	}
 	return v, nil
 }
@@ -622,7 +637,7 @@ func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*
 	}
 	src, err := cfg.OpenCarbonContext(ctx)
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
 }

@@ -167,7 +167,7 @@ func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 		}
 		info, err := p4rt.LoadP4InfoContext(ctx, path)
 		if err != nil {
-			return nil, err
+			return nil, inputError(err)
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}

@@ -107,7 +107,7 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 	if o.P4Info != "" {
 		var err error
 		if cfg, err = p4rt.LoadPipelineContext(ctx, o.P4Info, o.DeviceConfig, o.Cookie); err != nil {
-			return err
+			return inputError(err)
 		}
 	}
 	c, err := o.conn.dial(o.conn.ElectionID)

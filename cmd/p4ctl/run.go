@@ -125,7 +125,7 @@ func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.P4Info != "" {
 		pc, err := p4rt.LoadPipelineContext(cmdContext(c), o.P4Info, o.DeviceConfig, 0)
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		o.pipeline = pc
 	}
