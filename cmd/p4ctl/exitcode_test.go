@@ -62,3 +62,32 @@ func TestInputExitCodeRule(t *testing.T) {
 		})
 	}
 }
+
+// Issue 27 item 10: sim micro --parallel -1 and --election-id 2^64 were
+// accepted; tune jbsq --delay -1us said "delay -1 must be ≥ 0" (no flag,
+// no unit). Each is a usage error naming the flag and the unit.
+func TestFlagValuesNamed(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "micro", "e1", "--quick", "--parallel", "-1"}, "--parallel -1: want 0..4096"},
+		{[]string{"sim", "micro", "run", "--quick", "--parallel", "100000"}, "--parallel 100000"},
+		{[]string{"apply", "-c", mumbai, "--grpc-addr", "127.0.0.1:1", "--dry-run", "--election-id", "18446744073709551616"}, "one number is the low word, at most 18446744073709551615; for a high word write HIGH,LOW (this number is 1,0)"},
+		{[]string{"push", "pipeline", "--grpc-addr", "127.0.0.1:1", "--election-id", "340282366920938463463374607431768211455"}, "one number is the low word"},
+		{[]string{"tune", "jbsq", "--delay", "-1us"}, "--delay -1µs: want a duration ≥ 0"},
+		{[]string{"tune", "jbsq", "--slo", "0s"}, "--slo 0s: want a duration > 0"},
+		{[]string{"sim", "micro", "run", "--quick", "--service-mean", "-5us"}, "--service-mean -5µs"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+			code, out, errs := p4ctl(t, c.args...)
+			expect(t, strings.Join(c.args, " "), code, exitUsage, out, errs, c.want)
+		})
+	}
+	// HIGH,LOW stays the way to give a high word.
+	code, out, errs := p4ctl(t, "apply", "-c", mumbai, "--grpc-addr", "127.0.0.1:1", "--dry-run", "--election-id", "1,0")
+	if code == exitUsage {
+		t.Errorf("--election-id 1,0: usage error\n%s%s", out, errs)
+	}
+}

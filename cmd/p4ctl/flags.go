@@ -275,6 +275,11 @@ func (e *electionFlag) Set(s string) error {
 	if err != nil {
 		return errors.New("want HIGH,LOW (p4runtime-shell's form, e.g. 1,0) or one number")
 	}
+	if !strings.ContainsAny(s, ",:") && v.High != 0 {
+		// One number is the low word (the help says so); 2^64 and above
+		// would silently become a high word.
+		return fmt.Errorf("one number is the low word, at most %d; for a high word write HIGH,LOW (this number is %d,%d)", uint64(math.MaxUint64), v.High, v.Low)
+	}
 	*e.id = v
 	return nil
 }
