@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
@@ -199,6 +200,9 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
+	if err := o.matchesSwitch(ctx, c, idx); err != nil {
+		return err
+	}
 	o.regs = &bmv2rt.Registers{P4: c, Thrift: o.dialThrift}
 	defer o.regs.Close()
 	var res output.Tabular
@@ -216,6 +220,35 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	return output.Print(s.Out, o.Format, res)
+}
+
+// matchesSwitch refuses a --config P4Info that is not the program the
+// switch runs (its ids would decode nothing, or the wrong thing): "table id
+// … is not in the P4Info" left the user to guess. A switch that does not
+// say what it runs is read with the file, and a decoding error then says
+// the file may not match.
+func (o *getOptions) matchesSwitch(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) error {
+	if o.Pipeline == "" {
+		return nil
+	}
+	path := strings.Split(o.Pipeline, ",")[0]
+	cur, err := c.GetPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE)
+	if err != nil || cur.GetP4Info() == nil {
+		return nil
+	}
+	if d := p4rt.P4InfoDifference(cur.GetP4Info(), idx.P4Info()); d != "" {
+		return fmt.Errorf("--config %s: this P4Info does not match the program the switch runs (first: the switch's, second: the file's; %s); leave out --config to read with the switch's own P4Info", path, d)
+	}
+	return nil
+}
+
+// p4infoHint adds to a decoding error that the --config P4Info may not be
+// the switch's program.
+func (o *getOptions) p4infoHint(err error) error {
+	if err == nil || o.Pipeline == "" || !strings.Contains(err.Error(), "is not in the P4Info") {
+		return err
+	}
+	return fmt.Errorf("%w: the P4Info of --config %s does not match the switch's program; leave out --config to read with the switch's own", err, strings.Split(o.Pipeline, ",")[0])
 }
 
 func shortName(n string) string {
@@ -339,7 +372,7 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	for _, te := range tes {
 		e, err := idx.DecodeTableEntry(te)
 		if err != nil {
-			return nil, err
+			return nil, o.p4infoHint(err)
 		}
 		d := decoded{e: e}
 		if terr == nil {

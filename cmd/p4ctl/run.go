@@ -127,6 +127,16 @@ func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 		if err != nil {
 			return inputError(err)
 		}
+		// Checked against the program's contract before anything is
+		// pushed: a P4Info of another program would replace the switch's
+		// pipeline (deleting every entry) and then fail to translate.
+		idx, err := p4rt.NewIndex(pc.GetP4Info())
+		if err == nil {
+			_, err = controller.NewTranslator(idx)
+		}
+		if err != nil {
+			return usageErrorf("--p4info %s is not a P4Info of the p4ctl program (pkg/pipeline's contract; nothing was pushed): %w", o.P4Info, err)
+		}
 		o.pipeline = pc
 	}
 	return nil

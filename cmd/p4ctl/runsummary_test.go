@@ -52,3 +52,20 @@ func TestRunReplaySummary(t *testing.T) {
 		t.Errorf("the reachable target is blamed:\n%s", errs)
 	}
 }
+
+// Issue 27 item 12: starting the daemon with --p4info (p4c's P4Info of the
+// program) against an embedded switch that already runs it and holds the
+// plan pushed the pipeline again — every entry deleted and rewritten —
+// because the built-in P4Info lists three tables in another order. It is
+// now recognised as the same program: nothing pushed, nothing written.
+func TestRunP4InfoSameProgramLeavesSwitch(t *testing.T) {
+	sw := embeddedSwitch(t)
+	code, out, errs := p4ctl(t, "apply", "-c", mumbai, "--grpc-addr", sw.Addr(), "--hour", "0", "--grace", "1ms")
+	expect(t, "apply", code, exitOK, out, errs)
+	code, out, errs = p4ctl(t, "run", "-c", mumbai, "--grpc-addr", sw.Addr(), "--metrics-addr", "", "--replay", "2022-01-10T00",
+		"--speed", "max", "--hours", "1", "--p4info", "../../p4src/build/v1model/p4ctl.p4info.txtpb")
+	expect(t, "run --p4info", code, exitOK, out, errs)
+	if strings.Contains(errs, "pushed the pipeline") || strings.Contains(errs, "msg=pushed") {
+		t.Fatalf("the daemon pushed the pipeline again (or rewrote entries) on a switch running the same program:\n%s", errs)
+	}
+}
