@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -222,6 +223,14 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 					hint = "run the same apply again to delete them"
 				}
 				return fmt.Errorf("interrupted: %w; %s", err, hint)
+			}
+			if errors.Is(err, controller.ErrNotPrimary) {
+				fix := "--election-id %s"
+				if o.conn.GRPCAddr == "" {
+					esc := func(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+					fix = "election_id: %s for target " + esc(t.Name) + " in " + esc(o.ConfigPath) + " (or --grpc-addr " + esc(t.Addr) + " --election-id %[1]s)"
+				}
+				return fmt.Errorf("%w\n%s", err, controller.NotPrimaryAdvice(c.State(), fix))
 			}
 			if err != nil {
 				return err

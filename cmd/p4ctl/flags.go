@@ -366,7 +366,7 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 	}
 	var out []controller.Target
 	for _, t := range cfg.Targets {
-		id := p4rt.Election(t.ElectionID)
+		id := p4rt.ElectionID{High: t.ElectionID.High, Low: t.ElectionID.Low}
 		if !electionOverride.IsZero() {
 			id = electionOverride
 		}

@@ -276,6 +276,8 @@ var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 
 var timeType = reflect.TypeFor[time.Time]()
 
+var electionIDType = reflect.TypeFor[ElectionID]()
+
 // yaml11Bools are plain scalars YAML 1.1 (and so sigs.k8s.io/yaml) reads as
 // booleans, although YAML 1.2 reads them as strings.
 var yaml11Bools = map[string]bool{
@@ -322,6 +324,17 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == electionIDType {
+		// A number (the low word) or HIGH,LOW (a plain 1,0 is a string).
+		if n.Kind != yamlv3.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str" && n.Tag != "!!float") {
+			report(n, path, "want a number or HIGH,LOW (e.g. 1,0), got "+describe(n))
+			return
+		}
+		if _, err := ParseElectionID(n.Value); err != nil {
+			report(n, path, err.Error())
+		}
+		return
 	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
 		if n.Kind != yamlv3.ScalarNode {

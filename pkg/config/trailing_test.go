@@ -57,3 +57,51 @@ func TestParseTrailingContent(t *testing.T) {
 		})
 	}
 }
+
+// Issue 27 item 13: a target's election_id set only the low 64 bits; it
+// takes HIGH,LOW as --election-id does (p4runtime-shell's form).
+func TestElectionIDHighLow(t *testing.T) {
+	const old = "    election_id: 1\n"
+	cases := []struct {
+		value string
+		want  ElectionID
+		err   string
+	}{
+		{"7", ElectionID{Low: 7}, ""},
+		{"1,0", ElectionID{High: 1}, ""},
+		{`"2,5"`, ElectionID{High: 2, Low: 5}, ""},
+		{"18446744073709551615", ElectionID{Low: 1<<64 - 1}, ""},
+		{"0,0", ElectionID{}, "cfg.yaml:5: targets[0].election_id: must be ≥ 1"},
+		{"1,x", ElectionID{}, `cfg.yaml:5: targets[0].election_id: election id "1,x": want HIGH,LOW`},
+		{"18446744073709551616", ElectionID{}, "cfg.yaml:5: targets[0].election_id: election id"},
+		{"-1", ElectionID{}, "cfg.yaml:5: targets[0].election_id"},
+		{"[1, 0]", ElectionID{}, "cfg.yaml:5: targets[0].election_id: want a number or HIGH,LOW"},
+	}
+	for _, c := range cases {
+		t.Run(c.value, func(t *testing.T) {
+			data := strings.Replace(base, old, "    election_id: "+c.value+"\n", 1)
+			cfg, err := Parse([]byte(data), "cfg.yaml")
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("Parse: %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Targets[0].ElectionID; got != c.want {
+				t.Fatalf("election id %+v, want %+v", got, c.want)
+			}
+			// It writes back as it reads.
+			b, err := json.Marshal(cfg.Targets[0].ElectionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var again ElectionID
+			if err := json.Unmarshal(b, &again); err != nil || again != c.want {
+				t.Fatalf("round trip %s: %+v, %v", b, again, err)
+			}
+		})
+	}
+}

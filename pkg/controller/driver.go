@@ -22,6 +22,22 @@ import (
 // primary controller: backups never attempt a write.
 var ErrNotPrimary = errors.New("not the primary controller of the switch")
 
+// NotPrimaryAdvice says why a client in state st is not primary and how to
+// recover, with the election ids in HIGH,LOW form: a live primary with a
+// higher id; or none, but the switch keeps the highest id it has seen
+// (p4runtime-shell's default 1,0 is above every id below 2^64) until it
+// restarts. fix is how to set the id, a format with one %s for it
+// ("--election-id %s", or a configuration's "election_id: %s").
+func NotPrimaryAdvice(st p4rt.ArbitrationState, fix string) string {
+	next := fmt.Sprintf(fix, st.PrimaryElectionID.Next().Pair())
+	if st.HasPrimary {
+		return fmt.Sprintf("another controller is primary with election id %s (HIGH,LOW); stop it, or take over with %s or higher",
+			st.PrimaryElectionID.Pair(), next)
+	}
+	return fmt.Sprintf("no controller is primary now, but the switch has seen election id %s (HIGH,LOW; p4runtime-shell's default is 1,0) and keeps it until it restarts: use %s (or higher) to become primary",
+		st.PrimaryElectionID.Pair(), next)
+}
+
 // Target is one switch a controller drives.
 type Target struct {
 	// Name labels logs and metrics.

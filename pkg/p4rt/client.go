@@ -81,6 +81,10 @@ func (e ElectionID) String() string {
 	return v.Or(v, new(big.Int).SetUint64(e.Low)).String()
 }
 
+// Pair writes the id as p4runtime-shell and --election-id spell it:
+// HIGH,LOW (1,0 is p4runtime-shell's default).
+func (e ElectionID) Pair() string { return fmt.Sprintf("%d,%d", e.High, e.Low) }
+
 func (e ElectionID) proto() *p4v1.Uint128 {
 	if e.IsZero() {
 		return nil
