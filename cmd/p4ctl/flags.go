@@ -421,6 +421,11 @@ func probe(ctx context.Context, c *p4rt.Client, what string) error {
 	}
 	switch p4rt.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		if ctx.Err() == nil || p4rt.Code(err) != codes.Canceled {
+			if ex := p4rt.ExplainUnreachable(ctx, c.Target(), err); ex != err {
+				return fmt.Errorf("%s: %w", what, ex)
+			}
+		}
 		return fmt.Errorf("%s: not reachable: %w", what, err)
 	}
 	return nil

@@ -343,17 +343,23 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // Summary returns what the run did to each target, in target order.
-func (c *Controller) Summary() []TargetSummary {
+func (c *Controller) Summary(ctx context.Context) []TargetSummary {
 	out := make([]TargetSummary, len(c.drivers))
 	for i, d := range c.drivers {
-		out[i] = d.Summary()
+		out[i] = d.Summary(ctx)
 	}
 	return out
 }
 
+// summaryTimeout bounds the reachability checks of the summary Run logs
+// when it ends (its own context may be done by then).
+const summaryTimeout = 2 * time.Second
+
 // logSummary logs one "target summary" line per target and returns them.
 func (c *Controller) logSummary() []TargetSummary {
-	sums := c.Summary()
+	ctx, cancel := context.WithTimeout(context.Background(), summaryTimeout)
+	defer cancel()
+	sums := c.Summary(ctx)
 	for _, s := range sums {
 		args := []any{"target", s.Name, "pushed_hours", s.PushedHours, "failures", s.Failures, "reached", s.Reached}
 		if !s.Hour.IsZero() {
@@ -378,7 +384,9 @@ func (c *Controller) logSummary() []TargetSummary {
 // is left in: the epoch it routes by, the hour it holds, a generation left
 // installed by a push cut short, and what cleans it up.
 func (c *Controller) logInterrupted() {
-	for _, s := range c.Summary() {
+	ctx, cancel := context.WithTimeout(context.Background(), summaryTimeout)
+	defer cancel()
+	for _, s := range c.Summary(ctx) {
 		args := []any{"target", s.Name, "reached", s.Reached, "pushed_hours", s.PushedHours, "failures", s.Failures}
 		ie := s.Interrupted
 		switch {

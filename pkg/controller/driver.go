@@ -800,8 +800,23 @@ type TargetSummary struct {
 	Interrupted *InterruptedError `json:"-"`
 }
 
-// Summary returns what the driver did to its switch so far.
-func (d *Driver) Summary() TargetSummary {
+// Summary returns what the driver did to its switch so far. A switch never
+// reached is told apart (p4rt.ExplainUnreachable, one TCP dial under ctx):
+// nothing listening, or connected but no P4Runtime answer.
+func (d *Driver) Summary(ctx context.Context) TargetSummary {
+	s := d.summary()
+	if !s.Reached && s.LastError != "" {
+		d.mu.Lock()
+		err := d.lastConnErr
+		d.mu.Unlock()
+		if err != nil {
+			s.LastError = p4rt.ExplainUnreachable(ctx, d.target.Addr, err).Error()
+		}
+	}
+	return s
+}
+
+func (d *Driver) summary() TargetSummary {
 	backup := d.isBackup()
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -247,7 +247,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 		grpc.WithMaxHeaderListSize(o.maxHeaderList),
 		// Reconnect the transport on the same schedule as the stream (gRPC's
 		// default backs off to 120 s, too slow to regain a switch).
-		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second, Backoff: backoff.Config{
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ConnectTimeout, Backoff: backoff.Config{
 			BaseDelay: o.backoff.Initial, Multiplier: o.backoff.Multiplier, Jitter: 0.2, MaxDelay: o.backoff.Max}}),
 	}
 	if o.tls != nil {
