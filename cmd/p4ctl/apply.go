@@ -75,6 +75,9 @@ func (o *applyOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+		return err
+	}
 	if o.Grace < 0 {
 		return usageErrorf("--grace must be ≥ 0")
 	}

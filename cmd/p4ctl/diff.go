@@ -73,6 +73,9 @@ func (o *diffOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+		return err
+	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
 		return err

@@ -91,3 +91,22 @@ func TestFlagValuesNamed(t *testing.T) {
 		t.Errorf("--election-id 1,0: usage error\n%s%s", out, errs)
 	}
 }
+
+// Issue 27 item 5: apply, diff and run ignored --device-id when the
+// targets came from the configuration; it is refused there, and still
+// applies with --grpc-addr.
+func TestDeviceIDWithConfiguredTargets(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"apply", "-c", mumbai, "--device-id", "0", "--dry-run"},
+		{"diff", "-c", mumbai, "--device-id", "0"},
+		{"run", "-c", mumbai, "--device-id", "0", "--metrics-addr", ""},
+	} {
+		t.Run(cmd[0], func(t *testing.T) {
+			code, out, errs := p4ctl(t, cmd...)
+			expect(t, strings.Join(cmd, " "), code, exitUsage, out, errs, "--device-id applies to --grpc-addr only", "device_id")
+		})
+	}
+	sw := embeddedSwitch(t)
+	code, out, errs := p4ctl(t, "diff", "-c", mumbai, "--grpc-addr", sw.Addr(), "--device-id", "1")
+	expect(t, "diff --grpc-addr --device-id 1", code, exitError, out, errs, "drift")
+}

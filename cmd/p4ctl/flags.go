@@ -245,7 +245,11 @@ func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault u
 		addrHelp += " (default: every target of the configuration)"
 	}
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, addrHelp)
-	fs.Uint64Var(&c.DeviceID, "device-id", p4rt.DefaultDeviceID, deviceIDHelp)
+	devHelp := deviceIDHelp
+	if addrDefault == "" {
+		devHelp += "; with --grpc-addr only (the configuration's targets carry their own device_id)"
+	}
+	fs.Uint64Var(&c.DeviceID, "device-id", p4rt.DefaultDeviceID, devHelp)
 	c.ElectionID = p4rt.Election(electionDefault)
 	fs.Var(&electionFlag{&c.ElectionID}, "election-id", electionHelp+"; HIGH,LOW as in p4runtime-shell (whose default 1,0 is high word 1), or one number (the low word)")
 	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
@@ -384,6 +388,16 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: id, ClientOptions: opts, Sites: t.Sites})
 	}
 	return out, nil
+}
+
+// refuseDeviceID refuses --device-id given without --grpc-addr: the
+// configuration's targets carry their own device_id, and the flag used to
+// be ignored without a word (issue 27 item 5).
+func (c *connFlags) refuseDeviceID(g *givenFlags, configPath string) error {
+	if c.GRPCAddr == "" && g.given("device-id") {
+		return usageErrorf("--device-id applies to --grpc-addr only: the targets of %s carry their own device_id (set it there, or give --grpc-addr HOST:PORT --device-id N for one switch)", configPath)
+	}
+	return nil
 }
 
 // dialTarget connects to one target without arbitrating; withElection

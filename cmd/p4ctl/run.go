@@ -152,6 +152,9 @@ func (o *runOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+		return err
+	}
 	if o.Replica < 0 {
 		return usageErrorf("--replica must be ≥ 0")
 	}
