@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
@@ -351,6 +353,57 @@ func programRow(e compiler.Entry) []string {
 	return []string{shortName(e.Table), strings.Join(match, " "), prio, act}
 }
 
+// changedDefaults reads the default entries of tables (one Read) and
+// returns those that differ from the P4Info's initial default action:
+// a wildcard read returns no default entry (P4Runtime reads one only when
+// asked with is_default_action), so a default set by another client —
+// active_epoch's, say — was not shown. A switch that refuses the read
+// leaves them out.
+func changedDefaults(ctx context.Context, c *p4rt.Client, idx *p4rt.Index, tables []string) []*p4v1.TableEntry {
+	var ents []*p4v1.Entity
+	for _, name := range tables {
+		if id, err := idx.TableID(name); err == nil {
+			ents = append(ents, p4rt.TableEntity(&p4v1.TableEntry{TableId: id, IsDefaultAction: true}))
+		}
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	got, err := c.ReadAll(ctx, ents...)
+	if err != nil {
+		return nil
+	}
+	var out []*p4v1.TableEntry
+	for _, e := range got {
+		te := e.GetTableEntry()
+		t, ok := idx.TableByID(te.GetTableId())
+		if te == nil || !ok || !te.GetIsDefaultAction() || sameAsInitial(te, t.GetInitialDefaultAction()) {
+			continue
+		}
+		out = append(out, te)
+	}
+	return out
+}
+
+// sameAsInitial reports whether default entry te runs the table's initial
+// default action with its arguments.
+func sameAsInitial(te *p4v1.TableEntry, init *p4configv1.TableActionCall) bool {
+	a := te.GetAction().GetAction()
+	if a == nil || init == nil || a.GetActionId() != init.GetActionId() || len(a.GetParams()) != len(init.GetArguments()) {
+		return false
+	}
+	args := map[uint32]string{}
+	for _, arg := range init.GetArguments() {
+		args[arg.GetParamId()] = string(bytes.TrimLeft(arg.GetValue(), "\x00"))
+	}
+	for _, p := range a.GetParams() {
+		if v, ok := args[p.GetParamId()]; !ok || v != string(bytes.TrimLeft(p.GetValue(), "\x00")) {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	tables, err := fullNames(o.Names, idx.Tables(), "table")
 	if err != nil {
@@ -363,6 +416,10 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if err != nil {
 		return nil, err
 	}
+	if len(o.Names) == 0 {
+		tables = idx.Tables()
+	}
+	tes = append(tes, changedDefaults(ctx, c, idx, tables)...)
 	tr, terr := controller.NewTranslator(idx) // nil unless the p4ctl program runs
 	type decoded struct {
 		e  p4rt.Entry

@@ -57,3 +57,23 @@ func TestP4InfoOfAnotherProgram(t *testing.T) {
 	code, out, errs = p4ctl(t, "diff", "-c", mumbai, "--grpc-addr", addr, "--hour", "0")
 	expect(t, "diff after the refused run", code, exitOK, out, errs, "no drift")
 }
+
+// Issue 27 item 14: get entries --table active_epoch showed nothing after
+// another client had set the table's default action (a wildcard read
+// returns no default entry); defaults that differ from the P4Info's
+// initial one are read and shown.
+func TestGetEntriesShowsChangedDefaults(t *testing.T) {
+	sw := embeddedSwitch(t)
+	addr := sw.Addr()
+	code, out, errs := p4ctl(t, "get", "entries", "--grpc-addr", addr, "--table", "active_epoch")
+	expect(t, "get entries on a fresh switch", code, exitOK, out, errs)
+	if strings.Contains(out, "set_active_epoch") {
+		t.Errorf("the initial default is shown as if changed:\n%s", out)
+	}
+	code, out, errs = p4ctl(t, "apply", "-c", mumbai, "--grpc-addr", addr, "--hour", "0", "--grace", "1ms")
+	expect(t, "apply", code, exitOK, out, errs)
+	code, out, errs = p4ctl(t, "get", "entries", "--grpc-addr", addr, "--table", "active_epoch")
+	expect(t, "get entries --table active_epoch", code, exitOK, out, errs, "(default)", "set_active_epoch(epoch=1)")
+	code, out, errs = p4ctl(t, "get", "entries", "--grpc-addr", addr)
+	expect(t, "get entries (all tables)", code, exitOK, out, errs, "set_active_epoch(epoch=1)", "carbon_rank")
+}
