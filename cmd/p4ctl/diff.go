@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -159,9 +160,24 @@ func (o *diffOptions) run(ctx context.Context, s *streams) error {
 		return err
 	}
 	if drift {
+		if o.At == "" && o.Hour < 0 {
+			// The README walk-through's trap: diff after apply --hour 3
+			// compares with the default hour, not the one pushed.
+			fmt.Fprintf(s.Err, "note: compared with the plan for %s (no --hour or --at: %s); a switch pushed for another hour (apply --hour N, a replay) drifts from it in its carbon ranking: give diff the same --hour or --at\n",
+				p.Hour.Format(time.RFC3339), o.defaultHourSource())
+		}
 		return exitCodeError{code: exitError}
 	}
 	return nil
+}
+
+// defaultHourSource says where the hour compared with came from when
+// neither --hour nor --at was given.
+func (o *diffOptions) defaultHourSource() string {
+	if o.cfg.Schedule.Mode == config.ScheduleReplay && o.cfg.Schedule.Replay != nil {
+		return "the configuration's replay start"
+	}
+	return "the current hour"
 }
 
 func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, timeout time.Duration) (targetDiff, error) {

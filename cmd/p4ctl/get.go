@@ -221,7 +221,14 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	return output.Print(s.Out, o.Format, res)
+	if err := output.Print(s.Out, o.Format, res); err != nil {
+		return err
+	}
+	if cr, ok := res.(cellRows); ok && cr.hidden > 0 {
+		// A fresh switch printed an empty table without a word.
+		fmt.Fprintf(s.Err, "note: %d cells are zero and not shown (%d shown); --all shows them\n", cr.hidden, len(cr.rows))
+	}
+	return nil
 }
 
 // matchesSwitch refuses a --config P4Info that is not the program the
@@ -465,6 +472,7 @@ type cellRow struct {
 type cellRows struct {
 	rows     []cellRow
 	counters bool
+	hidden   int // zero cells left out (no --all)
 }
 
 func (r cellRows) MarshalJSON() ([]byte, error) { return jsonOf(r.rows) }
@@ -526,6 +534,7 @@ func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Ind
 		}
 		for _, cell := range cells {
 			if cell.Packets == 0 && cell.Bytes == 0 && !o.All {
+				res.hidden++
 				continue
 			}
 			p, b := cell.Packets, cell.Bytes
@@ -548,6 +557,7 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 		}
 		for _, cell := range cells {
 			if cell.Value == 0 && !o.All {
+				res.hidden++
 				continue
 			}
 			v := int64(cell.Value)
