@@ -96,13 +96,14 @@ func LoadContext(ctx context.Context, path string) (*Config, error) {
 // messages (it is not read). It does no I/O: file references are not checked
 // (Load does that).
 func Parse(data []byte, file string) (*Config, error) {
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &root); err != nil {
+	rootp, line, what, err := yamldoc.Decode(data)
+	if err != nil {
 		return nil, &ValidationError{Problems: []Problem{yamlSyntaxProblem(file, err)}}
 	}
-	if line, what := yamldoc.Trailing(data); what != "" {
+	if what != "" {
 		return nil, &ValidationError{Problems: []Problem{{File: file, Line: line, Msg: what}}}
 	}
+	root := *rootp
 	idx := newIndex(&root)
 	var probs []Problem
 	if doc := documentNode(&root); doc != nil {

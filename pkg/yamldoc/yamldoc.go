@@ -19,19 +19,37 @@ import (
 // content starts and a message, or "" when there is none (an empty
 // trailing document, comments and blank lines are fine).
 func Trailing(data []byte) (int, string) {
+	_, line, msg, _ := Decode(data)
+	return line, msg
+}
+
+// Decode parses the first document of data into root (as yaml.Unmarshal
+// does, err being its syntax error) and reports, as Trailing does, what
+// follows it — one parse, where Unmarshal then Trailing would parse the
+// document twice.
+func Decode(data []byte) (root *yaml.Node, line int, msg string, err error) {
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	var first, next yaml.Node
 	if err := d.Decode(&first); err != nil {
-		return 0, "" // the caller reports the first document's own syntax error
+		if errors.Is(err, io.EOF) {
+			return &yaml.Node{}, 0, "", nil // empty input: as Unmarshal, no document
+		}
+		return nil, 0, "", err
 	}
-	err := d.Decode(&next)
+	line, msg = trailing(data, d, &first, &next)
+	return &first, line, msg, nil
+}
+
+// trailing decodes what follows first with d (into next).
+func trailing(data []byte, d *yaml.Decoder, first, next *yaml.Node) (int, string) {
+	err := d.Decode(next)
 	switch {
 	case errors.Is(err, io.EOF):
 		return 0, ""
 	case err != nil:
-		return lineAfter(data, lastLine(&first)), "text after the end of the document (JSON followed by more text?): p4ctl reads one document per file; remove it"
+		return lineAfter(data, lastLine(first)), "text after the end of the document (JSON followed by more text?): p4ctl reads one document per file; remove it"
 	}
-	if empty(&next) {
+	if empty(next) {
 		return 0, ""
 	}
 	return next.Line, "a second YAML document (after ---): p4ctl reads one document per file; merge it into the first or remove it"
