@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -71,6 +73,9 @@ func (o *applyOptions) Validate() error {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
+		return err
+	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Grace < 0 {
@@ -214,6 +219,22 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 				return deviceHint(err, t.DeviceID)
 			}
 			rep, err := d.Sync(ctx, p)
+			var ie *controller.InterruptedError
+			if errors.As(err, &ie) {
+				hint := "the switch is whole"
+				if ie.LeftoverEntries > 0 {
+					hint = "run the same apply again to delete them"
+				}
+				return fmt.Errorf("interrupted: %w; %s", err, hint)
+			}
+			if errors.Is(err, controller.ErrNotPrimary) {
+				fix := "--election-id %s"
+				if o.conn.GRPCAddr == "" {
+					esc := func(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+					fix = "election_id: %s for target " + esc(t.Name) + " in " + esc(o.ConfigPath) + " (or --grpc-addr " + esc(t.Addr) + " --election-id %[1]s)"
+				}
+				return fmt.Errorf("%w\n%s", err, controller.NotPrimaryAdvice(c.State(), fix))
+			}
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -38,9 +39,9 @@ reads), compiles the configuration for the chosen hour under the switch's
 active epoch, and prints what differs: + entries missing from the switch,
 ~ entries with other actions, - entries the switch should not hold.
 Exit status, as kubectl diff's: 0 when the switch holds exactly the desired
-state, 1 on drift (and only then), 2 on usage errors, 3 on any other error
-(the configuration cannot be read, the switch is unreachable or refuses
-the read, …). Targets: --grpc-addr, else
+state, 1 on drift (and only then), 2 on usage errors (a configuration
+that is missing, unreadable or invalid too), 3 on any other error (the
+switch is unreachable or refuses the read, …). Targets: --grpc-addr, else
 the configuration's.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o, s),
@@ -53,10 +54,10 @@ the configuration's.`,
 	return cmd
 }
 
-// Complete loads the configuration. A configuration that cannot be read
-// (no such file, a directory, a tune block no bound meets) means diff
-// could not check: exitDiffError, as any error but a usage error, never
-// 1, which means drift alone; an invalid one is a usage error (2).
+// Complete loads the configuration. A configuration that is missing,
+// unreadable or invalid is a usage error (2, the rule of every command);
+// one that loads but cannot be used (a tune block no bound meets) means
+// diff could not check: exitDiffError, never 1, which means drift alone.
 func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
 	o.record(c)
 	return diffError(o.load(c))
@@ -71,6 +72,9 @@ func (o *diffOptions) Validate() error {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
+		return err
+	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
 		return err
 	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
@@ -156,9 +160,24 @@ func (o *diffOptions) run(ctx context.Context, s *streams) error {
 		return err
 	}
 	if drift {
+		if o.At == "" && o.Hour < 0 {
+			// The README walk-through's trap: diff after apply --hour 3
+			// compares with the default hour, not the one pushed.
+			fmt.Fprintf(s.Err, "note: compared with the plan for %s (no --hour or --at: %s); a switch pushed for another hour (apply --hour N, a replay) drifts from it in its carbon ranking: give diff the same --hour or --at\n",
+				p.Hour.Format(time.RFC3339), o.defaultHourSource())
+		}
 		return exitCodeError{code: exitError}
 	}
 	return nil
+}
+
+// defaultHourSource says where the hour compared with came from when
+// neither --hour nor --at was given.
+func (o *diffOptions) defaultHourSource() string {
+	if o.cfg.Schedule.Mode == config.ScheduleReplay && o.cfg.Schedule.Replay != nil {
+		return "the configuration's replay start"
+	}
+	return "the current hour"
 }
 
 func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, timeout time.Duration) (targetDiff, error) {

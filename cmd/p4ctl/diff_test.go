@@ -14,9 +14,9 @@ func TestDiffExitCodes(t *testing.T) {
 	expect(t, "diff of an empty switch", code, exitError, out, errs, "drift:")
 }
 
-// A configuration diff cannot read (no such file, a directory) means it
-// could not check: exit 3, never 1, which means drift alone; an invalid
-// configuration stays a usage error (2).
+// A configuration diff cannot read (no such file, a directory) is never 1,
+// which means drift alone: like an invalid configuration, it is a usage
+// error (2), the rule of every command (issue 27 item 9; it was 3).
 func TestDiffConfigErrorsAreNotDrift(t *testing.T) {
 	dead := deadAddr(t)
 	cases := []struct {
@@ -25,8 +25,8 @@ func TestDiffConfigErrorsAreNotDrift(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"missing file", "/nonexist.yaml", exitDiffError, "no such file"},
-		{"directory", t.TempDir() + "/", exitDiffError, "is a directory"},
+		{"missing file", "/nonexist.yaml", exitUsage, "no such file"},
+		{"directory", t.TempDir() + "/", exitUsage, "is a directory"},
 		{"empty path", "", exitUsage, "--config is required"},
 	}
 	for _, c := range cases {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
@@ -168,12 +168,12 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	var src regions.CarbonSource
 	if o.traces != "" {
-		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
+		ts, err := regions.LoadTracesContext(cmdContext(c), o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
 		if errors.Is(err, fs.ErrNotExist) {
 			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
 		}
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		src = ts
 	} else {
@@ -195,9 +195,9 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	site := regions.Mumbai()
 	if o.sitesFile != "" {
-		sites, err := loadEvalSites(o.sitesFile)
+		sites, err := loadEvalSites(cmdContext(c), o.sitesFile)
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		site = nil
 		for _, s := range sites {
@@ -352,8 +352,8 @@ func intInRange(flag string, v, lo, hi int, why string) error {
 // loadEvalSites reads an eval carbon --sites file. A controller
 // configuration given instead is named as such, after ParseSites's
 // file:line error for its first foreign key.
-func loadEvalSites(path string) ([]*regions.Site, error) {
-	b, err := os.ReadFile(path)
+func loadEvalSites(ctx context.Context, path string) ([]*regions.Site, error) {
+	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("--sites: %w", err)
 	}

@@ -197,19 +197,19 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	var src regions.CarbonSource
 	switch {
 	case o.traces != "":
-		ts, err := regions.LoadTraces(o.traces, regions.LoadOptions{Metric: sig.Metric(), Fill: fill})
+		ts, err := regions.LoadTracesContext(cmdContext(c), o.traces, regions.LoadOptions{Metric: sig.Metric(), Fill: fill})
 		if errors.Is(err, fs.ErrNotExist) {
 			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon is the project's shared data set beside a checkout, where it was provided. Without it, leave out --traces to run on the configuration's source (the example's: the built-in synthetic model).", err)
 		}
 		if err != nil {
-			return err
+			return inputError(err)
 		}
 		src = ts
 	case cfg.Carbon.Source == config.SourceElectricityMapsAPI || cfg.Carbon.Source == config.SourceWattTimeAPI:
 		return usageErrorf("the configuration's carbon source %s is live: a year's evaluation needs a year of history; give --traces", cfg.Carbon.Source)
 	default:
-		if src, err = cfg.OpenCarbon(); err != nil {
-			return err
+		if src, err = cfg.OpenCarbonContext(cmdContext(c)); err != nil {
+			return inputError(err)
 		}
 		if sig.Marginal() && cfg.Carbon.Source == config.SourceOffline {
 			return usageErrorf("--signal marginal: the synthetic model is of average (lifecycle) intensities; give --traces with marginal rates")

@@ -88,7 +88,7 @@ func TestEvalStabilityErrors(t *testing.T) {
 		{[]string{"--signal", "moer"}, exitUsage, "--signal: signal \"moer\""},
 		{[]string{"--traces", "/nonexistent-dir"}, exitUsage, "directory /nonexistent-dir does not exist"},
 		{[]string{"--requests-per-hour", "0"}, exitUsage, "--requests-per-hour 0"},
-		{[]string{"-c", "/nonexistent.yaml"}, exitError, "read config"},
+		{[]string{"-c", "/nonexistent.yaml"}, exitUsage, "read config"},
 		{[]string{"--fill", "x"}, exitUsage, "--fill: fill policy \"x\": want none, previous or linear"},
 		{[]string{"--fill", "linear"}, exitUsage, "--fill linear: it fills gaps in --traces"},
 		{[]string{"--latency-sigma", "-1"}, exitUsage, "--latency-sigma -1: want 0 < sigma < 3"},

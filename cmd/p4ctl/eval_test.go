@@ -54,8 +54,8 @@ func TestEvalCarbonErrors(t *testing.T) {
 		{[]string{"eval", "carbon", "--w", "2", "--no-plots"}, exitUsage, "w 2"},
 		{[]string{"eval", "carbon", "--site", "paris", "--no-plots"}, exitUsage, "only the built-in site"},
 		{[]string{"eval", "carbon", "--traces", "/nonexistent-dir", "--no-plots"}, exitUsage, "directory /nonexistent-dir does not exist"},
-		{[]string{"eval", "carbon", "--traces", t.TempDir(), "--no-plots"}, exitError, "no *.csv files"},
-		{[]string{"eval", "carbon", "--sites", sites, "--site", "x", "--no-plots"}, exitError, sites + ":4: unknown region"},
+		{[]string{"eval", "carbon", "--traces", t.TempDir(), "--no-plots"}, exitUsage, "no *.csv files"}, // unusable input: 2 (issue 27 item 9)
+		{[]string{"eval", "carbon", "--sites", sites, "--site", "x", "--no-plots"}, exitUsage, sites + ":4: unknown region"},
 		{[]string{"eval", "carbon", "extra"}, exitUsage, "unknown command"},
 	}
 	for _, c := range cases {
@@ -161,8 +161,8 @@ func TestEvalCarbonSitesFormat(t *testing.T) {
 
 	cfgSites := write("cfg-sites.yaml", "sites:\n  - name: x\n    id: 1\n    prefixes: [10.1.0.0/16]\n    latency:\n      ap-south-1: {p95_ms: 3}\n")
 	code, _, errb := p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", cfgSites, "--site", "x")
-	expect(t, "a configuration's sites: block", code, exitError, "", errb, cfgSites+`:3: site key "id" is the controller configuration's sites: schema`,
+	expect(t, "a configuration's sites: block", code, exitUsage, "", errb, cfgSites+`:3: site key "id" is the controller configuration's sites: schema`,
 		"latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}", `docs/CONFIG.md, "eval carbon --sites"`)
 	code, _, errb = p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", "../../examples/mumbai.yaml")
-	expect(t, "a whole configuration", code, exitError, "", errb, "../../examples/mumbai.yaml:", "this is a controller configuration, not a sites file")
+	expect(t, "a whole configuration", code, exitUsage, "", errb, "../../examples/mumbai.yaml:", "this is a controller configuration, not a sites file")
 }

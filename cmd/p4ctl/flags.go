@@ -19,6 +19,7 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
@@ -40,18 +41,16 @@ func loadControllerConfig(ctx context.Context, path string, report func(tuning.P
 	if path == "" {
 		return nil, usageErrorf("--config is required")
 	}
-	cfg, err := config.Load(path)
-	if err == nil {
-		var pools []tuning.Pool
-		cfg, pools, err = tuning.Resolve(ctx, cfg, tuning.Options{})
-		if err != nil {
-			err = fmt.Errorf("%s: %w", path, err)
-		}
-		for _, p := range pools {
-			report(p)
-		}
+	cfg, err := config.LoadContext(ctx, path)
+	if err != nil {
+		return nil, inputError(err) // missing, unreadable or invalid: exit 2
+	}
+	cfg, pools, err := tuning.Resolve(ctx, cfg, tuning.Options{})
+	for _, p := range pools {
+		report(p)
 	}
 	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
 		var ve *config.ValidationError
 		if errors.As(err, &ve) {
 			return nil, usageError{err}
@@ -59,6 +58,21 @@ func loadControllerConfig(ctx context.Context, path string, report func(tuning.P
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// inputError makes err, from reading or parsing an input file that the
+// command line or the configuration names (configuration, traces, P4Info,
+// sites), a usage error: exit 2, as for a bad flag. The rule (README "Exit
+// codes"): what was given cannot be used as given — a missing, unreadable,
+// oversized or malformed file — exits 2 before anything is contacted; a
+// failure while running exits 1 (diff: 3). An interrupted read stays an
+// interruption.
+func inputError(err error) error {
+	var ue usageError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		return err
+	}
+	return usageError{err}
 }
 
 // printTuned returns a report for loadControllerConfig that prints each
@@ -231,7 +245,11 @@ func (c *connFlags) add(fs *pflag.FlagSet, addrDefault string, electionDefault u
 		addrHelp += " (default: every target of the configuration)"
 	}
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", addrDefault, addrHelp)
-	fs.Uint64Var(&c.DeviceID, "device-id", p4rt.DefaultDeviceID, deviceIDHelp)
+	devHelp := deviceIDHelp
+	if addrDefault == "" {
+		devHelp += "; with --grpc-addr only (the configuration's targets carry their own device_id)"
+	}
+	fs.Uint64Var(&c.DeviceID, "device-id", p4rt.DefaultDeviceID, devHelp)
 	c.ElectionID = p4rt.Election(electionDefault)
 	fs.Var(&electionFlag{&c.ElectionID}, "election-id", electionHelp+"; HIGH,LOW as in p4runtime-shell (whose default 1,0 is high word 1), or one number (the low word)")
 	fs.StringVar(&c.CA, "tls-ca", "", "CA bundle (PEM) verifying the switch: enables TLS")
@@ -260,6 +278,11 @@ func (e *electionFlag) Set(s string) error {
 	v, err := p4rt.ParseElectionID(s)
 	if err != nil {
 		return errors.New("want HIGH,LOW (p4runtime-shell's form, e.g. 1,0) or one number")
+	}
+	if !strings.ContainsAny(s, ",:") && v.High != 0 {
+		// One number is the low word (the help says so); 2^64 and above
+		// would silently become a high word.
+		return fmt.Errorf("one number is the low word, at most %d; for a high word write HIGH,LOW (this number is %d,%d)", uint64(math.MaxUint64), v.High, v.Low)
 	}
 	*e.id = v
 	return nil
@@ -347,7 +370,7 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 	}
 	var out []controller.Target
 	for _, t := range cfg.Targets {
-		id := p4rt.Election(t.ElectionID)
+		id := p4rt.ElectionID{High: t.ElectionID.High, Low: t.ElectionID.Low}
 		if !electionOverride.IsZero() {
 			id = electionOverride
 		}
@@ -365,6 +388,16 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 		out = append(out, controller.Target{Name: t.Name, Addr: t.GRPCAddr, DeviceID: t.DeviceID, ElectionID: id, ClientOptions: opts, Sites: t.Sites})
 	}
 	return out, nil
+}
+
+// refuseDeviceID refuses --device-id given without --grpc-addr: the
+// configuration's targets carry their own device_id, and the flag used to
+// be ignored without a word (issue 27 item 5).
+func (c *connFlags) refuseDeviceID(g *givenFlags, configPath string) error {
+	if c.GRPCAddr == "" && g.given("device-id") {
+		return usageErrorf("--device-id applies to --grpc-addr only: the targets of %s carry their own device_id (set it there, or give --grpc-addr HOST:PORT --device-id N for one switch)", configPath)
+	}
+	return nil
 }
 
 // dialTarget connects to one target without arbitrating; withElection
@@ -402,6 +435,11 @@ func probe(ctx context.Context, c *p4rt.Client, what string) error {
 	}
 	switch p4rt.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		if ctx.Err() == nil || p4rt.Code(err) != codes.Canceled {
+			if ex := p4rt.ExplainUnreachable(ctx, c.Target(), err); ex != err {
+				return fmt.Errorf("%s: %w", what, ex)
+			}
+		}
 		return fmt.Errorf("%s: not reachable: %w", what, err)
 	}
 	return nil
@@ -427,8 +465,8 @@ func deviceHint(err error, device uint64) error {
 // pipeline, or --p4info) is a controller configuration, saying what the
 // flag wants and what to give instead (issue 15: `get regions --config
 // examples/mumbai.yaml` used to fail with "unknown field: targets").
-func notControllerYAML(cmd, flag, path string) error {
-	b, err := os.ReadFile(path)
+func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
+	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil // reported where the file is loaded
 	}
@@ -452,17 +490,19 @@ func notControllerYAML(cmd, flag, path string) error {
 		flag, path, cmd, what, instead)
 }
 
-// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (0 =
-// unpaced): a finite factor in (0, 1e9]. NaN and infinities are refused
-// (a NaN factor once made the replay clock wait for ever).
+// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (returned
+// as 0: unpaced): a finite factor in (0, 1e9], the rule of the
+// configuration's schedule.replay.speed, whose 0 is refused too (issue 27:
+// --speed 0x was accepted here and refused there). NaN and infinities are
+// refused (a NaN factor once made the replay clock wait for ever).
 func parseSpeed(given string) (float64, error) {
 	s := strings.TrimSpace(strings.ToLower(given))
-	if s == "max" || s == "0" || s == "0x" {
+	if s == "max" {
 		return 0, nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e9 {
-		return 0, fmt.Errorf("%q: want a factor such as 3600x (one hour per second, at most 1e9x) or max", given)
+		return 0, fmt.Errorf("%q: want a factor > 0 such as 3600x (one hour per second, at most 1e9x), or max for no pacing", given)
 	}
 	return v, nil
 }
@@ -610,7 +650,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // or CSV traces (config.OpenCarbon), or a live API client
 // (carbonapi.FromConfig with o: Electricity Maps or WattTime, refreshed by
 // the controller before each plan).
-func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
+func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
 	switch cfg.Carbon.Source {
 	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
 		src, err := carbonapi.FromConfig(cfg, o)
@@ -619,9 +659,9 @@ func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed
 		}
 		return &controller.CarbonFeed{Source: src}, nil
 	}
-	src, err := cfg.OpenCarbon()
+	src, err := cfg.OpenCarbonContext(ctx)
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
 }
@@ -629,7 +669,7 @@ func carbonFeed(cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed
 // planAt opens the carbon source (refreshing a live one) and plans the
 // hour the flags select: what diff and apply compile.
 func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
-	feed, err := carbonFeed(cfg, carbonapi.Options{})
+	feed, err := carbonFeed(ctx, cfg, carbonapi.Options{})
 	if err != nil {
 		return nil, err
 	}

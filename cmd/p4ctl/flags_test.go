@@ -16,7 +16,8 @@ func TestParseSpeed(t *testing.T) {
 		{"3600x", 3600, true},
 		{"3600", 3600, true},
 		{"max", 0, true},
-		{"0x", 0, true},
+		{"0x", 0, false}, // as the configuration's speed: 0 (issue 27 item 9)
+		{"0", 0, false},
 		{"-5x", 0, false},
 		{"NaNx", 0, false},
 		{"nan", 0, false},

@@ -26,11 +26,7 @@ func TestFleetUsageErrors(t *testing.T) {
 		args := append([]string{"fleet", "--no-plots"}, c.args...)
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errs := p4ctl(t, args...)
-			want := exitUsage
-			if c.args[0] == "-c" {
-				want = exitError
-			}
-			expect(t, strings.Join(args, " "), code, want, out, errs, c.want)
+			expect(t, strings.Join(args, " "), code, exitUsage, out, errs, c.want)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
@@ -153,18 +156,21 @@ func (o *getOptions) Validate() error {
 	if strings.Count(o.Pipeline, ",") > 1 {
 		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
-	if o.Pipeline != "" {
-		return notControllerYAML("get", "--config", strings.Split(o.Pipeline, ",")[0])
-	}
 	return nil
 }
 
-func (o *getOptions) client() (*p4rt.Client, error) {
+// client dials the switch, with the P4Info of --config when given (a
+// controller configuration given there is a usage error).
+func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 	var extra []p4rt.Option
 	if o.Pipeline != "" {
-		info, err := p4rt.LoadP4Info(strings.Split(o.Pipeline, ",")[0])
-		if err != nil {
+		path := strings.Split(o.Pipeline, ",")[0]
+		if err := notControllerYAML(ctx, "get", "--config", path); err != nil {
 			return nil, err
+		}
+		info, err := p4rt.LoadP4InfoContext(ctx, path)
+		if err != nil {
+			return nil, inputError(err)
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}
@@ -182,7 +188,7 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.Format, t)
 	}
-	c, err := o.client()
+	c, err := o.client(ctx)
 	if err != nil {
 		return err
 	}
@@ -194,6 +200,9 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	}
 	idx, err := c.Index(ctx)
 	if err != nil {
+		return err
+	}
+	if err := o.matchesSwitch(ctx, c, idx); err != nil {
 		return err
 	}
 	o.regs = &bmv2rt.Registers{P4: c, Thrift: o.dialThrift}
@@ -212,7 +221,43 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	return output.Print(s.Out, o.Format, res)
+	if err := output.Print(s.Out, o.Format, res); err != nil {
+		return err
+	}
+	if cr, ok := res.(cellRows); ok && cr.hidden > 0 {
+		// A fresh switch printed an empty table without a word.
+		fmt.Fprintf(s.Err, "note: %d cells are zero and not shown (%d shown); --all shows them\n", cr.hidden, len(cr.rows))
+	}
+	return nil
+}
+
+// matchesSwitch refuses a --config P4Info that is not the program the
+// switch runs (its ids would decode nothing, or the wrong thing): "table id
+// … is not in the P4Info" left the user to guess. A switch that does not
+// say what it runs is read with the file, and a decoding error then says
+// the file may not match.
+func (o *getOptions) matchesSwitch(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) error {
+	if o.Pipeline == "" {
+		return nil
+	}
+	path := strings.Split(o.Pipeline, ",")[0]
+	cur, err := c.GetPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE)
+	if err != nil || cur.GetP4Info() == nil {
+		return nil
+	}
+	if d := p4rt.P4InfoDifference(cur.GetP4Info(), idx.P4Info()); d != "" {
+		return fmt.Errorf("--config %s: this P4Info does not match the program the switch runs (first: the switch's, second: the file's; %s); leave out --config to read with the switch's own P4Info", path, d)
+	}
+	return nil
+}
+
+// p4infoHint adds to a decoding error that the --config P4Info may not be
+// the switch's program.
+func (o *getOptions) p4infoHint(err error) error {
+	if err == nil || o.Pipeline == "" || !strings.Contains(err.Error(), "is not in the P4Info") {
+		return err
+	}
+	return fmt.Errorf("%w: the P4Info of --config %s does not match the switch's program; leave out --config to read with the switch's own", err, strings.Split(o.Pipeline, ",")[0])
 }
 
 func shortName(n string) string {
@@ -315,6 +360,57 @@ func programRow(e compiler.Entry) []string {
 	return []string{shortName(e.Table), strings.Join(match, " "), prio, act}
 }
 
+// changedDefaults reads the default entries of tables (one Read) and
+// returns those that differ from the P4Info's initial default action:
+// a wildcard read returns no default entry (P4Runtime reads one only when
+// asked with is_default_action), so a default set by another client —
+// active_epoch's, say — was not shown. A switch that refuses the read
+// leaves them out.
+func changedDefaults(ctx context.Context, c *p4rt.Client, idx *p4rt.Index, tables []string) []*p4v1.TableEntry {
+	var ents []*p4v1.Entity
+	for _, name := range tables {
+		if id, err := idx.TableID(name); err == nil {
+			ents = append(ents, p4rt.TableEntity(&p4v1.TableEntry{TableId: id, IsDefaultAction: true}))
+		}
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	got, err := c.ReadAll(ctx, ents...)
+	if err != nil {
+		return nil
+	}
+	var out []*p4v1.TableEntry
+	for _, e := range got {
+		te := e.GetTableEntry()
+		t, ok := idx.TableByID(te.GetTableId())
+		if te == nil || !ok || !te.GetIsDefaultAction() || sameAsInitial(te, t.GetInitialDefaultAction()) {
+			continue
+		}
+		out = append(out, te)
+	}
+	return out
+}
+
+// sameAsInitial reports whether default entry te runs the table's initial
+// default action with its arguments.
+func sameAsInitial(te *p4v1.TableEntry, init *p4configv1.TableActionCall) bool {
+	a := te.GetAction().GetAction()
+	if a == nil || init == nil || a.GetActionId() != init.GetActionId() || len(a.GetParams()) != len(init.GetArguments()) {
+		return false
+	}
+	args := map[uint32]string{}
+	for _, arg := range init.GetArguments() {
+		args[arg.GetParamId()] = string(bytes.TrimLeft(arg.GetValue(), "\x00"))
+	}
+	for _, p := range a.GetParams() {
+		if v, ok := args[p.GetParamId()]; !ok || v != string(bytes.TrimLeft(p.GetValue(), "\x00")) {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	tables, err := fullNames(o.Names, idx.Tables(), "table")
 	if err != nil {
@@ -327,6 +423,10 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if err != nil {
 		return nil, err
 	}
+	if len(o.Names) == 0 {
+		tables = idx.Tables()
+	}
+	tes = append(tes, changedDefaults(ctx, c, idx, tables)...)
 	tr, terr := controller.NewTranslator(idx) // nil unless the p4ctl program runs
 	type decoded struct {
 		e  p4rt.Entry
@@ -336,7 +436,7 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	for _, te := range tes {
 		e, err := idx.DecodeTableEntry(te)
 		if err != nil {
-			return nil, err
+			return nil, o.p4infoHint(err)
 		}
 		d := decoded{e: e}
 		if terr == nil {
@@ -372,6 +472,7 @@ type cellRow struct {
 type cellRows struct {
 	rows     []cellRow
 	counters bool
+	hidden   int // zero cells left out (no --all)
 }
 
 func (r cellRows) MarshalJSON() ([]byte, error) { return jsonOf(r.rows) }
@@ -433,6 +534,7 @@ func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Ind
 		}
 		for _, cell := range cells {
 			if cell.Packets == 0 && cell.Bytes == 0 && !o.All {
+				res.hidden++
 				continue
 			}
 			p, b := cell.Packets, cell.Bytes
@@ -455,6 +557,7 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 		}
 		for _, cell := range cells {
 			if cell.Value == 0 && !o.All {
+				res.hidden++
 				continue
 			}
 			v := int64(cell.Value)

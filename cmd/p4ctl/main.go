@@ -13,7 +13,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go watchInterrupt(ctx, done, stop, interruptGrace, os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(done)
 	stop()
 	os.Exit(code)
 }

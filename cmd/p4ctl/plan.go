@@ -135,7 +135,7 @@ func parseHour(s string) (time.Time, error) {
 
 // Run compiles and prints the plan.
 func (o *planOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(o.cfg, carbonapi.Options{})
+	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{})
 	if err != nil {
 		return err
 	}

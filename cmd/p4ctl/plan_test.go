@@ -28,7 +28,7 @@ func TestPlan(t *testing.T) {
 		{"epoch", []string{"plan", "-c", ex, "--epoch", "7", "--table", "active_epoch"}, exitOK, "set_active_epoch(epoch=7)", ""},
 		{"invalid config", []string{"plan", "--config", bad}, exitUsage, "", bad + ":2: regions[0].id: unknown region \"mars-1\""},
 		{"missing config flag", []string{"plan"}, exitUsage, "", "--config is required"},
-		{"missing file", []string{"plan", "-c", "/nonexistent.yaml"}, exitError, "", "read config"},
+		{"missing file", []string{"plan", "-c", "/nonexistent.yaml"}, exitUsage, "", "read config"},
 		{"both times", []string{"plan", "-c", ex, "--at", "2022-01-01T00", "--hour", "1"}, exitUsage, "", "not both"},
 		{"bad time", []string{"plan", "-c", ex, "--at", "noon"}, exitUsage, "", "--at"},
 		{"negative hour", []string{"plan", "-c", ex, "--hour", "-5"}, exitUsage, "", `"--hour" flag: want an integer ≥ 0`},

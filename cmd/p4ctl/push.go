@@ -60,10 +60,11 @@ switch to keep what the new program still fits; verify changes nothing.`,
 
 // Complete splits --config into --p4info and --device-config and refuses
 // a controller configuration given for either.
-func (o *pushPipelineOptions) Complete(*cobra.Command, []string) error {
+func (o *pushPipelineOptions) Complete(c *cobra.Command, _ []string) error {
+	ctx := cmdContext(c)
 	if o.Pipeline == "" {
 		if o.P4Info != "" {
-			return notControllerYAML("push pipeline", "--p4info", o.P4Info)
+			return notControllerYAML(ctx, "push pipeline", "--p4info", o.P4Info)
 		}
 		return nil
 	}
@@ -78,7 +79,7 @@ func (o *pushPipelineOptions) Complete(*cobra.Command, []string) error {
 	if len(parts) == 2 {
 		o.DeviceConfig = parts[1]
 	}
-	return notControllerYAML("push pipeline", "--config", o.P4Info)
+	return notControllerYAML(ctx, "push pipeline", "--config", o.P4Info)
 }
 
 // Validate checks the flags.
@@ -105,8 +106,8 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 	var cfg *p4v1.ForwardingPipelineConfig
 	if o.P4Info != "" {
 		var err error
-		if cfg, err = p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, o.Cookie); err != nil {
-			return err
+		if cfg, err = p4rt.LoadPipelineContext(ctx, o.P4Info, o.DeviceConfig, o.Cookie); err != nil {
+			return inputError(err)
 		}
 	}
 	c, err := o.conn.dial(o.conn.ElectionID)

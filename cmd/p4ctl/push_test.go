@@ -36,7 +36,7 @@ func TestPushPipelineSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := p4ctl(t, "push", "pipeline", "--p4info", empty, "--grpc-addr", deadAddr(t))
-	expect(t, "push of an empty P4Info", code, exitError, out, errs, empty, "empty P4Info")
+	expect(t, "push of an empty P4Info", code, exitUsage, out, errs, empty, "empty P4Info")
 	if strings.Contains(errs, "connection refused") {
 		t.Errorf("the empty P4Info reached the network: %s", errs)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -187,6 +188,37 @@ func registerCompletions(c *cobra.Command) {
 	}
 }
 
+// interruptGrace is how long a command may take to stop after Ctrl-C or
+// SIGTERM before the process exits regardless (watchInterrupt).
+const interruptGrace = time.Second
+
+// exitInterrupted is the exit code of a command ended by watchInterrupt
+// (128 + SIGINT, as a shell reports a process killed by Ctrl-C).
+const exitInterrupted = 130
+
+// watchInterrupt makes Ctrl-C and SIGTERM work everywhere: once ctx is
+// done (the first signal) it calls stop, which restores the default
+// handling so that a second signal ends the process at once, and if the
+// command has not returned (done closed) within grace it says so on stderr
+// and calls exit(exitInterrupted). Commands stop on ctx and print what they
+// left; this bounds the ones blocked where they cannot look at it.
+func watchInterrupt(ctx context.Context, done <-chan struct{}, stop func(), grace time.Duration, stderr io.Writer, exit func(int)) {
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	stop()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		fmt.Fprintf(stderr, "error: interrupted: the command did not stop within %v of the signal; exiting\n", grace)
+		exit(exitInterrupted)
+	}
+}
+
 // run executes p4ctl with args and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	s := &streams{Out: stdout, Err: stderr}
@@ -195,6 +227,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) && !strings.HasPrefix(err.Error(), "interrupted") {
+		err = fmt.Errorf("interrupted: %w", err)
 	}
 	var ce codedError
 	var ue usageError

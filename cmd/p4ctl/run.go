@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -46,6 +47,7 @@ type runOptions struct {
 	hostname func() (string, error)
 	ready    func(metrics net.Addr) // tests
 
+	pipeline *p4v1.ForwardingPipelineConfig // --p4info, --device-config
 	targets  []controller.Target
 	schedule controller.Schedule
 	clock    controller.Clock
@@ -117,7 +119,27 @@ p4ctl_drift_repairs_total.`,
 func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	o.logTuned = true // logged by Run, once, with the daemon's logger
 	o.record(c)
-	return o.load(c)
+	if err := o.load(c); err != nil {
+		return err
+	}
+	if o.P4Info != "" {
+		pc, err := p4rt.LoadPipelineContext(cmdContext(c), o.P4Info, o.DeviceConfig, 0)
+		if err != nil {
+			return inputError(err)
+		}
+		// Checked against the program's contract before anything is
+		// pushed: a P4Info of another program would replace the switch's
+		// pipeline (deleting every entry) and then fail to translate.
+		idx, err := p4rt.NewIndex(pc.GetP4Info())
+		if err == nil {
+			_, err = controller.NewTranslator(idx)
+		}
+		if err != nil {
+			return usageErrorf("--p4info %s is not a P4Info of the p4ctl program (pkg/pipeline's contract; nothing was pushed): %w", o.P4Info, err)
+		}
+		o.pipeline = pc
+	}
+	return nil
 }
 
 var ordinalRE = regexp.MustCompile(`-(\d+)$`)
@@ -128,6 +150,9 @@ func (o *runOptions) Validate() error {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
+		return err
+	}
+	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Replica < 0 {
@@ -189,13 +214,9 @@ func (o *runOptions) Validate() error {
 	for i := range targets {
 		targets[i].ElectionID = controller.ReplicaElection(targets[i].ElectionID, o.Replica)
 	}
-	if o.P4Info != "" {
-		pc, err := p4rt.LoadPipeline(o.P4Info, o.DeviceConfig, 0)
-		if err != nil {
-			return err
-		}
+	if o.pipeline != nil {
 		for i := range targets {
-			targets[i].Pipeline = pc
+			targets[i].Pipeline = o.pipeline
 		}
 	}
 	o.targets = targets
@@ -245,13 +266,26 @@ func (o *runOptions) Validate() error {
 	return nil
 }
 
+// cleanupHint is the command that deletes what an interrupted push left on
+// target s: apply for the same hour (or p4ctl run again).
+func (o *runOptions) cleanupHint(s controller.TargetSummary) string {
+	cmd := "p4ctl apply -c " + o.ConfigPath
+	if o.conn.GRPCAddr != "" {
+		cmd += " --grpc-addr " + o.conn.GRPCAddr
+	}
+	if ie := s.Interrupted; ie != nil {
+		cmd += " --at " + ie.Hour.Format(time.RFC3339)
+	}
+	return cmd + " (or p4ctl run again: its first push deletes it)"
+}
+
 // Run runs the daemon until interrupted (or the replay ends).
 func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	log, err := newLogger(s.Err, o.LogFormat, o.LogLevel)
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
+	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
 	if err != nil {
 		return err
 	}
@@ -266,7 +300,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	}
 	ctl, err := controller.New(controller.Options{Config: o.cfg, Targets: o.targets, Feed: feed, Clock: o.clock, Schedule: o.schedule, RefreshInterval: refresh,
 		Driver: controller.DriverOptions{Grace: grace, PollInterval: o.Poll, VerifyInterval: o.Verify, FullVerifyInterval: o.VerifyFull,
-			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log})
+			EnergyPerRequestWh: o.EnergyWh, Metrics: m, Log: log}, Log: log, CleanupHint: o.cleanupHint})
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,26 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	}
 	c := named.Config
 	set := func(name string) bool { return f.fs != nil && changed(f.fs, name) }
+	// Durations are checked here, naming the flag and its unit: the
+	// scenario's own check sees µs without a flag ("delay -1 must be ≥ 0").
+	for _, d := range []struct {
+		name     string
+		v        time.Duration
+		positive bool
+	}{
+		{"delay", f.delay, false}, {"slo", f.slo, true}, {"slo-window", f.sloWindow, false}, {"service-mean", f.serviceMean, true},
+		{"burst-mean-on", f.burstMeanOn, true}, {"stall-interval", f.stallInterval, false}, {"stall-duration", f.stallDuration, false},
+		{"credit-ttl", f.creditTTL, false}, {"refresh", f.refresh, false}, {"recirc", f.recirc, false},
+		{"gateway-cost", f.gatewayCost, false}, {"migrate-interval", f.migrateInterval, false},
+	} {
+		switch {
+		case !set(d.name):
+		case d.v < 0:
+			return c, usageErrorf("--%s %v: want a duration ≥ 0 (e.g. 4.5us)", d.name, d.v)
+		case d.positive && d.v == 0:
+			return c, usageErrorf("--%s %v: want a duration > 0 (e.g. 50us)", d.name, d.v)
+		}
+	}
 	if hosts > 0 {
 		f.hosts = hosts
 		c.Hosts = hosts
@@ -244,6 +264,10 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	return c, nil
 }
 
+// maxParallel bounds --parallel: far beyond any machine's cores, and each
+// concurrent run holds its requests in memory.
+const maxParallel = 4096
+
 // runFlags are the flags every experiment shares.
 type runFlags struct {
 	seeds    int
@@ -268,6 +292,9 @@ func (r *runFlags) bind(fs *pflag.FlagSet, outDir string) {
 }
 
 func (r *runFlags) validate() error {
+	if r.parallel < 0 || r.parallel > maxParallel {
+		return usageErrorf("--parallel %d: want 0..%d (0 = GOMAXPROCS)", r.parallel, maxParallel)
+	}
 	if r.seeds < 0 || r.seeds > 1000 {
 		return usageErrorf("--seeds %d must be in [0, 1000]", r.seeds)
 	}

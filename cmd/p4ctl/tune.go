@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -137,5 +138,14 @@ func (o *tuneJBSQOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	return writeResult(s, &o.run, res)
+	if err := writeResult(s, &o.run, res); err != nil {
+		return err
+	}
+	if !res.Met {
+		// Printed above (the curve is the answer); the exit status says
+		// there is no bound to push, as for a tuned pool (docs/CONFIG.md).
+		return exitCodeError{code: exitError, msg: fmt.Sprintf("no JBSQ bound meets the %.2g %% violation target (the best is n = %d): relax --target or --slo, or lower --load",
+			100*res.Target, res.Bound)}
+	}
+	return nil
 }

@@ -117,3 +117,17 @@ func TestTunedPoolRunAndInfeasible(t *testing.T) {
 			"regions[0].next_hop.local.tune (region ap-south-1): no JBSQ bound meets the 5 % violation target: the best is n = ")
 	}
 }
+
+// Issue 27 item 6: `tune jbsq` exited 0 when no bound met the target
+// ("met": false); it prints the curve and exits 1, as a tuned pool does.
+func TestTuneJBSQUnmetExits1(t *testing.T) {
+	for _, format := range []string{"table", "json"} {
+		code, out, errs := p4ctl(t, "tune", "jbsq", "--quick", "--no-plots", "--slo", "12us", "-o", format)
+		expect(t, "tune jbsq --slo 12us -o "+format, code, exitError, out, errs, "no JBSQ bound meets", "relax --target")
+		if format == "json" && !strings.Contains(out, `"met": false`) {
+			t.Errorf("-o json lacks the result:\n%s", out)
+		}
+	}
+	code, out, errs := p4ctl(t, "tune", "jbsq", "--quick", "--no-plots")
+	expect(t, "tune jbsq met", code, exitOK, out, errs, "smallest n meeting")
+}

@@ -104,7 +104,7 @@ func TestShardedManifests(t *testing.T) {
 	}
 	var targets []controller.Target
 	for _, tg := range cfg.Targets {
-		targets = append(targets, controller.Target{Name: tg.Name, ElectionID: p4rt.Election(tg.ElectionID)})
+		targets = append(targets, controller.Target{Name: tg.Name, ElectionID: p4rt.ElectionID{High: tg.ElectionID.High, Low: tg.ElectionID.Low}})
 	}
 	owners := map[string][]int{}
 	elections := map[string]map[p4rt.ElectionID]bool{}

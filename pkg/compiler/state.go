@@ -13,6 +13,7 @@ package compiler
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,6 +34,20 @@ type Match struct {
 	Mask      uint64             `json:"mask,omitempty"`
 	PrefixLen int                `json:"prefix_len,omitempty"`
 	High      uint64             `json:"high,omitempty"`
+}
+
+// MarshalJSON writes the match with, for an LPM match (the program's LPM
+// keys are IPv4 addresses), the prefix in CIDR notation beside its integer
+// value: "cidr": "10.10.0.0/16" (plan -o json|yaml printed integers only).
+func (m Match) MarshalJSON() ([]byte, error) {
+	type plain Match
+	if m.Kind != pipeline.LPM {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		CIDR string `json:"cidr"`
+	}{plain(m), formatMatch(m)})
 }
 
 // Param is one action parameter.

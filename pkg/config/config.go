@@ -60,9 +60,10 @@ type Target struct {
 	GRPCAddr string `json:"grpc_addr"`
 	// DeviceID is the P4Runtime device id.
 	DeviceID uint64 `json:"device_id"`
-	// ElectionID is the low 64 bits of the election id (high bits 0); ≥ 1.
-	// Replicas of one controller use distinct values (command-line flag).
-	ElectionID uint64 `json:"election_id"`
+	// ElectionID is the election id: a number (the low 64 bits) or
+	// HIGH,LOW; ≥ 1. Replicas of one controller use distinct values
+	// (command-line flag).
+	ElectionID ElectionID `json:"election_id"`
 	// TLS, when set, enables TLS (and mTLS when Cert and Key are set).
 	TLS *TLS `json:"tls,omitempty"`
 	// Arch is the P4 architecture of the target's program: v1model (BMv2,

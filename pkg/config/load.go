@@ -1,11 +1,11 @@
 package config
 
 import (
+	"context"
 	"encoding"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -16,7 +16,9 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/pkg/yamldoc"
 )
 
 // Problem is one thing wrong with a configuration, located by file, line and
@@ -69,7 +71,13 @@ func (e *ValidationError) Error() string {
 // against the file's directory and must exist. Every problem is reported,
 // each as "path:line: yaml.path: message".
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext is Load reading the file under ctx (an interrupt ends the
+// read) and at most inputfile.MaxSize bytes of it.
+func LoadContext(ctx context.Context, path string) (*Config, error) {
+	data, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -88,10 +96,14 @@ func Load(path string) (*Config, error) {
 // messages (it is not read). It does no I/O: file references are not checked
 // (Load does that).
 func Parse(data []byte, file string) (*Config, error) {
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &root); err != nil {
+	rootp, line, what, err := yamldoc.Decode(data)
+	if err != nil {
 		return nil, &ValidationError{Problems: []Problem{yamlSyntaxProblem(file, err)}}
 	}
+	if what != "" {
+		return nil, &ValidationError{Problems: []Problem{{File: file, Line: line, Msg: what}}}
+	}
+	root := *rootp
 	idx := newIndex(&root)
 	var probs []Problem
 	if doc := documentNode(&root); doc != nil {
@@ -265,6 +277,8 @@ var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 
 var timeType = reflect.TypeFor[time.Time]()
 
+var electionIDType = reflect.TypeFor[ElectionID]()
+
 // yaml11Bools are plain scalars YAML 1.1 (and so sigs.k8s.io/yaml) reads as
 // booleans, although YAML 1.2 reads them as strings.
 var yaml11Bools = map[string]bool{
@@ -311,6 +325,17 @@ func (w *checker) check(n *yamlv3.Node, t reflect.Type, path string, depth int) 
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == electionIDType {
+		// A number (the low word) or HIGH,LOW (a plain 1,0 is a string).
+		if n.Kind != yamlv3.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str" && n.Tag != "!!float") {
+			report(n, path, "want a number or HIGH,LOW (e.g. 1,0), got "+describe(n))
+			return
+		}
+		if _, err := ParseElectionID(n.Value); err != nil {
+			report(n, path, err.Error())
+		}
+		return
 	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
 		if n.Kind != yamlv3.ScalarNode {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -184,6 +185,11 @@ func (c *Config) RoutingHysteresis() *regions.Hysteresis {
 // by the daemon (p4ctl run), which polls them; OpenCarbon reports that they
 // cannot be opened as a static source.
 func (c *Config) OpenCarbon() (regions.CarbonSource, error) {
+	return c.OpenCarbonContext(context.Background())
+}
+
+// OpenCarbonContext is OpenCarbon reading trace files under ctx.
+func (c *Config) OpenCarbonContext(ctx context.Context) (regions.CarbonSource, error) {
 	cb := c.Carbon
 	switch cb.Source {
 	case SourceOffline:
@@ -202,7 +208,7 @@ func (c *Config) OpenCarbon() (regions.CarbonSource, error) {
 		if err != nil {
 			return nil, fmt.Errorf("carbon.fill: %w", err)
 		}
-		src, err := regions.LoadTraces(c.Path(cb.Dir), regions.LoadOptions{Metric: m, Fill: f})
+		src, err := regions.LoadTracesContext(ctx, c.Path(cb.Dir), regions.LoadOptions{Metric: m, Fill: f})
 		if err != nil {
 			return nil, fmt.Errorf("carbon: %w", err)
 		}

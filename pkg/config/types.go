@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -100,3 +103,61 @@ func (p Prefix) MarshalText() ([]byte, error) { return []byte(p.Prefix.String())
 
 // Uint32 returns the prefix's network address as a big-endian integer.
 func (p Prefix) Uint32() uint32 { return IPv4{p.Addr()}.Uint32() }
+
+// ElectionID is a target's P4Runtime election id (128 bits): a number,
+// the low 64 bits (election_id: 5), or HIGH,LOW as p4runtime-shell writes
+// it (election_id: 1,0 — its default, high word 1). The zero value is
+// unset.
+type ElectionID struct{ High, Low uint64 }
+
+// IsZero reports whether the id is unset (0).
+func (e ElectionID) IsZero() bool { return e.High == 0 && e.Low == 0 }
+
+// String writes the id as the configuration does: the low word alone when
+// the high word is 0, else HIGH,LOW.
+func (e ElectionID) String() string {
+	if e.High == 0 {
+		return strconv.FormatUint(e.Low, 10)
+	}
+	return strconv.FormatUint(e.High, 10) + "," + strconv.FormatUint(e.Low, 10)
+}
+
+// ParseElectionID parses a decimal number (the low word) or HIGH,LOW.
+func ParseElectionID(s string) (ElectionID, error) {
+	hi, lo, pair := strings.Cut(strings.TrimSpace(s), ",")
+	if !pair {
+		v, err := strconv.ParseUint(hi, 10, 64)
+		if err != nil {
+			return ElectionID{}, fmt.Errorf("election id %q: want a decimal number 0..%d (the low 64 bits) or HIGH,LOW (p4runtime-shell's form, e.g. 1,0)", s, uint64(math.MaxUint64))
+		}
+		return ElectionID{Low: v}, nil
+	}
+	h, err1 := strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
+	l, err2 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+	if err1 != nil || err2 != nil {
+		return ElectionID{}, fmt.Errorf("election id %q: want HIGH,LOW with two decimal 64-bit numbers (p4runtime-shell's form, e.g. 1,0) or one number", s)
+	}
+	return ElectionID{High: h, Low: l}, nil
+}
+
+// UnmarshalJSON accepts a number (the low word) or a string "HIGH,LOW".
+func (e *ElectionID) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if u, err := strconv.Unquote(s); err == nil {
+		s = u
+	}
+	v, err := ParseElectionID(s)
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
+// MarshalJSON writes a number when the high word is 0, else "HIGH,LOW".
+func (e ElectionID) MarshalJSON() ([]byte, error) {
+	if e.High == 0 {
+		return []byte(strconv.FormatUint(e.Low, 10)), nil
+	}
+	return []byte(strconv.Quote(e.String())), nil
+}

@@ -107,7 +107,7 @@ func (c *Config) validateTargets(p *problems) {
 		} else {
 			devs[key] = i
 		}
-		if t.ElectionID == 0 {
+		if t.ElectionID.IsZero() {
 			p.add(path+".election_id", "must be ≥ 1 (0 cannot become primary)")
 		}
 		if t.TLS != nil && (t.TLS.Cert == "") != (t.TLS.Key == "") {

@@ -139,7 +139,7 @@ func Generate(o Options) (*config.Config, Report, error) {
 	cat := regions.Catalog()[:o.Regions]
 	cfg := &config.Config{Policy: config.Policy{Name: policy}, Carbon: config.Carbon{Source: config.SourceOffline, Seed: 1}}
 	for i := range o.Switches {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: fmt.Sprintf("edge-%04d", i), GRPCAddr: fmt.Sprintf("127.0.0.1:%d", 50000+i), DeviceID: 1, ElectionID: 1})
+		cfg.Targets = append(cfg.Targets, config.Target{Name: fmt.Sprintf("edge-%04d", i), GRPCAddr: fmt.Sprintf("127.0.0.1:%d", 50000+i), DeviceID: 1, ElectionID: config.ElectionID{Low: 1}})
 	}
 	for i, r := range cat {
 		mac := config.MAC(0x02_00_0a_65_00_01 | uint64(i)<<8)

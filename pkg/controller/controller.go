@@ -64,6 +64,11 @@ type Options struct {
 	// AfterTick, when set, is called in replay mode after every tick's plan
 	// is on every reachable switch (fleet measurements, pkg/fleet).
 	AfterTick func(TickReport)
+	// CleanupHint, when set, returns the command that makes an interrupted
+	// target whole again (its leftover generation deleted), for the log
+	// lines Run writes when its context ends; the default says that the
+	// next push does it.
+	CleanupHint func(TargetSummary) string
 }
 
 // TickReport is one replayed hour, fleet-wide.
@@ -239,6 +244,7 @@ func (c *Controller) Health() Health {
 // primary driver. Each driver runs in its own goroutine; the schedule loop
 // plans each tick and submits the plan to all of them.
 func (c *Controller) Run(ctx context.Context) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.mu.Lock()
@@ -248,6 +254,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.mu.Lock()
 		c.running = false
 		c.mu.Unlock()
+	}()
+	// Runs after the drivers have stopped (deferred before wg.Wait).
+	defer func() {
+		if parent.Err() != nil {
+			c.logInterrupted()
+		}
 	}()
 	var wg sync.WaitGroup
 	for _, d := range c.drivers {
@@ -315,11 +327,124 @@ func (c *Controller) Run(ctx context.Context) error {
 		if err := c.waitApplied(ctx, seqs); err != nil {
 			return c.err()
 		}
+		if err := c.err(); err != nil {
+			return err
+		}
+		sums := c.logSummary()
+		if err := nothingPushed(sums); err != nil {
+			c.log.Error("replay finished, but not every target was reached", "hours", sched.Hours, "err", err)
+			return err
+		}
 		c.log.Info("replay finished", "hours", sched.Hours)
-		return c.err()
+		return nil
 	}
 	<-ctx.Done()
 	return c.err()
+}
+
+// Summary returns what the run did to each target, in target order.
+func (c *Controller) Summary(ctx context.Context) []TargetSummary {
+	out := make([]TargetSummary, len(c.drivers))
+	for i, d := range c.drivers {
+		out[i] = d.Summary(ctx)
+	}
+	return out
+}
+
+// summaryTimeout bounds the reachability checks of the summary Run logs
+// when it ends (its own context may be done by then).
+const summaryTimeout = 2 * time.Second
+
+// logSummary logs one "target summary" line per target and returns them.
+func (c *Controller) logSummary() []TargetSummary {
+	ctx, cancel := context.WithTimeout(context.Background(), summaryTimeout)
+	defer cancel()
+	sums := c.Summary(ctx)
+	for _, s := range sums {
+		args := []any{"target", s.Name, "pushed_hours", s.PushedHours, "failures", s.Failures, "reached", s.Reached}
+		if !s.Hour.IsZero() {
+			args = append(args, "holds_hour", s.Hour.Format(time.RFC3339), "active_epoch", s.Epoch)
+		}
+		if s.Backup {
+			args = append(args, "backup", true)
+		}
+		if s.LastError != "" {
+			args = append(args, "last_error", s.LastError)
+		}
+		lv := slog.LevelInfo
+		if s.PushedHours == 0 && !s.Backup {
+			lv = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), lv, "target summary", args...)
+	}
+	return sums
+}
+
+// logInterrupted logs, once Run's context has ended, the state each switch
+// is left in: the epoch it routes by, the hour it holds, a generation left
+// installed by a push cut short, and what cleans it up.
+func (c *Controller) logInterrupted() {
+	ctx, cancel := context.WithTimeout(context.Background(), summaryTimeout)
+	defer cancel()
+	for _, s := range c.Summary(ctx) {
+		args := []any{"target", s.Name, "reached", s.Reached, "pushed_hours", s.PushedHours, "failures", s.Failures}
+		ie := s.Interrupted
+		switch {
+		case ie != nil:
+			args = append(args, "active_epoch", ie.ActiveEpoch, "flipped", ie.Flipped, "interrupted_phase", ie.Phase,
+				"leftover_epoch", ie.Leftover, "leftover_entries", ie.LeftoverEntries, "state", ie.State())
+		case !s.Hour.IsZero():
+			args = append(args, "active_epoch", s.Epoch, "holds_hour", s.Hour.Format(time.RFC3339), "state", "whole: one generation, nothing left over")
+		default:
+			args = append(args, "state", "nothing pushed by this run")
+		}
+		if ie != nil && ie.LeftoverEntries > 0 {
+			hint := "the next push deletes them (p4ctl run again, or p4ctl apply for the same hour)"
+			if c.opts.CleanupHint != nil {
+				hint = c.opts.CleanupHint(s)
+			}
+			args = append(args, "cleanup", hint)
+		}
+		c.log.Warn("interrupted: switch state", args...)
+	}
+}
+
+// NothingPushedError is Run's error when a replay ends with targets that
+// no push reached (a closed port, a server that never answers, TLS
+// refused): `p4ctl run` exits 1 rather than report a finished replay.
+type NothingPushedError struct {
+	// Targets are the summaries of the targets that got nothing.
+	Targets []TargetSummary
+}
+
+// Error names the targets and the last error of each.
+func (e *NothingPushedError) Error() string {
+	parts := make([]string, len(e.Targets))
+	for i, s := range e.Targets {
+		parts[i] = "target " + s.Name
+		if s.LastError != "" {
+			parts[i] += " (" + s.LastError + ")"
+		} else if !s.Reached {
+			parts[i] += " (never reached)"
+		}
+	}
+	return "nothing was pushed to " + strings.Join(parts, ", ")
+}
+
+// nothingPushed returns a *NothingPushedError naming the targets, backups
+// of a live primary excepted, that no push reached; nil when every one got
+// at least one hour.
+func nothingPushed(sums []TargetSummary) error {
+	var bad []TargetSummary
+	for _, s := range sums {
+		if s.PushedHours == 0 && !s.Backup {
+			bad = append(bad, s)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &NothingPushedError{Targets: bad}
 }
 
 func (c *Controller) err() error {

@@ -22,6 +22,22 @@ import (
 // primary controller: backups never attempt a write.
 var ErrNotPrimary = errors.New("not the primary controller of the switch")
 
+// NotPrimaryAdvice says why a client in state st is not primary and how to
+// recover, with the election ids in HIGH,LOW form: a live primary with a
+// higher id; or none, but the switch keeps the highest id it has seen
+// (p4runtime-shell's default 1,0 is above every id below 2^64) until it
+// restarts. fix is how to set the id, a format with one %s for it
+// ("--election-id %s", or a configuration's "election_id: %s").
+func NotPrimaryAdvice(st p4rt.ArbitrationState, fix string) string {
+	next := fmt.Sprintf(fix, st.PrimaryElectionID.Next().Pair())
+	if st.HasPrimary {
+		return fmt.Sprintf("another controller is primary with election id %s (HIGH,LOW); stop it, or take over with %s or higher",
+			st.PrimaryElectionID.Pair(), next)
+	}
+	return fmt.Sprintf("no controller is primary now, but the switch has seen election id %s (HIGH,LOW; p4runtime-shell's default is 1,0) and keeps it until it restarts: use %s (or higher) to become primary",
+		st.PrimaryElectionID.Pair(), next)
+}
+
 // Target is one switch a controller drives.
 type Target struct {
 	// Name labels logs and metrics.
@@ -152,6 +168,14 @@ type Driver struct {
 	counters   map[regions.Index]uint64
 	countPlan  *Plan
 	digestsOn  bool // the latency digest is enabled on this connection
+	// For Summary: hours whose plan a push brought to the switch, failed
+	// pushes and connection attempts, and whether it ever answered.
+	pushedHours  int
+	pushFails    int
+	connectFails int
+	lastConnErr  error
+	reached      bool
+	interrupt    *InterruptedError // the last push ended by its context, until the next push succeeds
 
 	// unreachable is set while connection attempts fail (cleared when one
 	// succeeds): a replay does not wait for such a switch (WaitApplied).
@@ -227,7 +251,11 @@ func (d *Driver) Connect(ctx context.Context) error {
 		d.connMu.Unlock()
 	}
 	client := d.Client()
-	st, err := arbitrate(ctx, client, d.opts.Backoff, d.log, func() {
+	st, err := arbitrate(ctx, client, d.opts.Backoff, d.log, func(err error) {
+		d.mu.Lock()
+		d.connectFails++
+		d.lastConnErr = err
+		d.mu.Unlock()
 		d.unreachable.Store(true)
 		d.opts.Metrics.observeArbitration(d.target.Name, false, false) // known to the lag metric
 	})
@@ -235,6 +263,9 @@ func (d *Driver) Connect(ctx context.Context) error {
 		return fmt.Errorf("target %s: %w", d.target.Name, err)
 	}
 	d.unreachable.Store(false)
+	d.mu.Lock()
+	d.reached = true
+	d.mu.Unlock()
 	d.log.Info("arbitrated", "primary", st.Primary, "election_id", st.ElectionID.String(), "switch_highest", st.PrimaryElectionID.String())
 	d.opts.Metrics.observeArbitration(d.target.Name, st.Connected, st.Primary)
 	if d.target.Pipeline != nil {
@@ -256,7 +287,7 @@ func Arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Lo
 
 // arbitrate is Arbitrate calling unreachable (when set) on every failed
 // connection attempt.
-func arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger, unreachable func()) (p4rt.ArbitrationState, error) {
+func arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Logger, unreachable func(error)) (p4rt.ArbitrationState, error) {
 	if b.Initial == 0 {
 		b = p4rt.DefaultBackoff
 	}
@@ -282,7 +313,7 @@ func arbitrate(ctx context.Context, c *p4rt.Client, b p4rt.Backoff, log *slog.Lo
 		}
 		delay = nextDelay(b, delay)
 		if unreachable != nil {
-			unreachable()
+			unreachable(err)
 		}
 		if log != nil {
 			log.Warn("connect failed; retrying", "err", err, "in", delay)
@@ -427,7 +458,13 @@ func (d *Driver) Sync(ctx context.Context, p *Plan) (Report, error) {
 	d.mu.Lock()
 	d.lastErr = err
 	if err == nil {
+		if d.applied == nil || !d.applied.Hour.Equal(p.Hour) {
+			d.pushedHours++
+		}
 		d.applied, d.epoch, d.lastSync = p, rep.To, time.Now()
+		d.interrupt = nil
+	} else if ctx.Err() == nil {
+		d.pushFails++
 	}
 	d.mu.Unlock()
 	if err == nil && rep.Writes > 0 {
@@ -488,11 +525,12 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 		d.log.Warn("non-versioned changes cannot be ordered hitlessly around the flip; applying them before it",
 			"updates", len(u.Before))
 	}
+	flipped := false
 	for _, ph := range u.Phases() {
 		if ph.Name == compiler.PhaseCleanup && len(ph.Updates) > 0 {
 			rep.Duration = time.Since(start)
 			if err := sleepCtx(ctx, d.opts.Grace); err != nil {
-				return rep, fmt.Errorf("target %s: grace period: %w", d.target.Name, err)
+				return rep, d.interrupted(p, u, ph.Name, flipped, rep.ByPhase, fmt.Errorf("target %s: grace period: %w", d.target.Name, err))
 			}
 		}
 		for _, run := range OpRuns(ph.Updates) {
@@ -501,8 +539,11 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 			rep.ByPhase[ph.Name] += n
 			rep.ByOp[string(run[0].Op)] += n
 			if err != nil {
-				return rep, fmt.Errorf("target %s: %s phase: %w", d.target.Name, ph.Name, err)
+				return rep, d.interrupted(p, u, ph.Name, flipped, rep.ByPhase, fmt.Errorf("target %s: %s phase: %w", d.target.Name, ph.Name, err))
 			}
+		}
+		if ph.Name == compiler.PhaseFlip && len(ph.Updates) > 0 {
+			flipped = true
 		}
 	}
 	if rep.Duration == 0 {
@@ -519,6 +560,74 @@ func (d *Driver) sync(ctx context.Context, p *Plan) (Report, error) {
 	}
 	d.installed = next
 	return rep, nil
+}
+
+// InterruptedError is Sync's error when its context ended (Ctrl-C, a
+// deadline) part-way through a push: it says what the switch was left
+// holding. Both states route every request as one whole plan does (the
+// update is hitless), but entries of a second generation stay installed
+// until the next push deletes them.
+type InterruptedError struct {
+	Target string
+	// Hour is the hour of the plan being pushed.
+	Hour time.Time
+	// Phase is the phase that was interrupted (compiler.Phase*).
+	Phase string
+	// Flipped is true when active_epoch was already switched to the new
+	// generation: the switch routes by the new plan.
+	Flipped bool
+	// ActiveEpoch is the epoch the switch routes by; Leftover is the other
+	// generation whose entries are still installed (the old one after the
+	// flip, the partly staged new one before it), LeftoverEntries how many
+	// of them were written or remain (0 when none).
+	ActiveEpoch, Leftover uint8
+	LeftoverEntries       int
+	Err                   error
+}
+
+// Error says what the switch holds.
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("%v: %s", e.Err, e.State())
+}
+
+// Unwrap returns the context's error.
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// State describes the switch as the interrupted push left it.
+func (e *InterruptedError) State() string {
+	if e.Flipped {
+		s := fmt.Sprintf("the flip to epoch %d (hour %s) happened: the switch routes by the new plan", e.ActiveEpoch, e.Hour.Format(time.RFC3339))
+		if e.LeftoverEntries > 0 {
+			s += fmt.Sprintf("; the old generation (epoch %d, %d entries) is still installed", e.Leftover, e.LeftoverEntries)
+		}
+		return s
+	}
+	s := fmt.Sprintf("interrupted before the flip: the switch still routes by epoch %d (the previous plan)", e.ActiveEpoch)
+	if e.LeftoverEntries > 0 {
+		s += fmt.Sprintf("; %d entries of the new generation (epoch %d, hour %s) are staged, unused", e.LeftoverEntries, e.Leftover, e.Hour.Format(time.RFC3339))
+	}
+	return s
+}
+
+// interrupted returns err as an *InterruptedError when ctx ended it (the
+// push's own failures are returned as they are) and records it for
+// Summary.
+func (d *Driver) interrupted(p *Plan, u *compiler.UpdatePlan, phase string, flipped bool, byPhase map[string]int, err error) error {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	ie := &InterruptedError{Target: d.target.Name, Hour: p.Hour, Phase: phase, Flipped: flipped, Err: err}
+	if flipped {
+		ie.ActiveEpoch, ie.Leftover = u.To, u.From
+		ie.LeftoverEntries = len(u.Cleanup) - byPhase[compiler.PhaseCleanup]
+	} else {
+		ie.ActiveEpoch, ie.Leftover = u.From, u.To
+		ie.LeftoverEntries = byPhase[compiler.PhaseStage]
+	}
+	d.mu.Lock()
+	d.interrupt = ie
+	d.mu.Unlock()
+	return ie
 }
 
 // writePipelined translates run in groups of at least pipelineGroup
@@ -666,6 +775,63 @@ func (d *Driver) isBackup() bool {
 	}
 	st := c.State()
 	return st.Connected && !st.Primary && st.HasPrimary
+}
+
+// TargetSummary is what a run did to one target (Driver.Summary): printed
+// at the end of `p4ctl run`, one line per target.
+type TargetSummary struct {
+	Name string `json:"target"`
+	// PushedHours counts the hours whose plan a push brought to the switch.
+	PushedHours int `json:"pushed_hours"`
+	// Failures counts failed pushes and failed connection attempts.
+	Failures int `json:"failures"`
+	// Reached is true once the switch answered arbitration.
+	Reached bool `json:"reached"`
+	// Backup is true when another controller is the switch's primary: a
+	// backup pushes nothing by design.
+	Backup bool `json:"backup,omitempty"`
+	// Hour is the hour of the plan the switch last took (zero: none) and
+	// Epoch its active epoch then.
+	Hour  time.Time `json:"hour,omitzero"`
+	Epoch uint8     `json:"epoch"`
+	// LastError is the last push or connection error ("" none).
+	LastError string `json:"last_error,omitempty"`
+	// Interrupted, when set, is the push its context ended: what it left.
+	Interrupted *InterruptedError `json:"-"`
+}
+
+// Summary returns what the driver did to its switch so far. A switch never
+// reached is told apart (p4rt.ExplainUnreachable, one TCP dial under ctx):
+// nothing listening, or connected but no P4Runtime answer.
+func (d *Driver) Summary(ctx context.Context) TargetSummary {
+	s := d.summary()
+	if !s.Reached && s.LastError != "" {
+		d.mu.Lock()
+		err := d.lastConnErr
+		d.mu.Unlock()
+		if err != nil {
+			s.LastError = p4rt.ExplainUnreachable(ctx, d.target.Addr, err).Error()
+		}
+	}
+	return s
+}
+
+func (d *Driver) summary() TargetSummary {
+	backup := d.isBackup()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := TargetSummary{Name: d.target.Name, PushedHours: d.pushedHours, Failures: d.pushFails + d.connectFails,
+		Reached: d.reached, Backup: backup, Epoch: d.epoch, Interrupted: d.interrupt}
+	if d.applied != nil {
+		s.Hour = d.applied.Hour
+	}
+	switch {
+	case d.lastErr != nil:
+		s.LastError = d.lastErr.Error()
+	case d.lastConnErr != nil && !d.reached:
+		s.LastError = d.lastConnErr.Error()
+	}
+	return s
 }
 
 // Health returns the driver's state for /healthz: OK unless the switch is

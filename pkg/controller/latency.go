@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -395,8 +397,19 @@ func FetchLatency(ctx context.Context, addr string) (LatencyTable, error) {
 	if err != nil {
 		return t, fmt.Errorf("get latency from %s: %w", addr, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// The switch commands' connect timeout: an address that accepts and
+	// never answers fails within it, not after the whole --timeout.
+	client := &http.Client{Transport: &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: p4rt.ConnectTimeout}).DialContext,
+		ResponseHeaderTimeout: p4rt.ConnectTimeout,
+	}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			return t, fmt.Errorf("get latency from the controller at %s (p4ctl run --metrics-addr): connected, but no HTTP answer within %v: is it a p4ctl run metrics address? %w", addr, p4rt.ConnectTimeout, err)
+		}
 		return t, fmt.Errorf("get latency from the controller at %s (p4ctl run --metrics-addr): %w", addr, err)
 	}
 	defer resp.Body.Close()

@@ -41,7 +41,9 @@ func withCookie(pc *p4v1.ForwardingPipelineConfig) *p4v1.ForwardingPipelineConfi
 // samePipeline reports whether the switch's pipeline cur (P4Info and
 // cookie) is want: same cookie, or — pushed by someone else without our
 // cookie — the same P4Info (the device config cannot be read back cheaply
-// from every target).
+// from every target), compared in canonical order (p4rt.SameP4Info): the
+// same program listed in another order is the same program, not a reason
+// to push it again and wipe the switch's entries.
 func samePipeline(cur, want *p4v1.ForwardingPipelineConfig) bool {
 	if cur.GetP4Info() == nil || want == nil {
 		return false
@@ -49,7 +51,7 @@ func samePipeline(cur, want *p4v1.ForwardingPipelineConfig) bool {
 	if c := want.GetCookie().GetCookie(); c != 0 && cur.GetCookie().GetCookie() == c {
 		return true
 	}
-	return proto.Equal(cur.GetP4Info(), want.GetP4Info())
+	return p4rt.SameP4Info(cur.GetP4Info(), want.GetP4Info())
 }
 
 // checkPipeline makes sure the switch runs the pipeline the driver needs,
@@ -78,7 +80,7 @@ func (d *Driver) checkPipeline(ctx context.Context, client *p4rt.Client, connect
 			return false, fmt.Errorf("target %s has no forwarding pipeline (restarted empty?) and the controller has none to push (p4ctl run --p4info, --device-config): %w",
 				d.target.Name, p4rt.ErrFailedPrecondition)
 		}
-		if tr := d.Translator(); tr == nil || !proto.Equal(tr.Index().P4Info(), cur.GetP4Info()) {
+		if tr := d.Translator(); tr == nil || !p4rt.SameP4Info(tr.Index().P4Info(), cur.GetP4Info()) {
 			if err := d.useP4Info(client, cur); err != nil {
 				return false, err
 			}
@@ -88,7 +90,7 @@ func (d *Driver) checkPipeline(ctx context.Context, client *p4rt.Client, connect
 	d.mu.Lock()
 	pushedAs := d.pushedAs
 	d.mu.Unlock()
-	if samePipeline(cur, want) || (pushedAs != nil && cur.GetCookie().GetCookie() == pushedAs.GetCookie().GetCookie() && proto.Equal(cur.GetP4Info(), pushedAs.GetP4Info())) {
+	if samePipeline(cur, want) || (pushedAs != nil && cur.GetCookie().GetCookie() == pushedAs.GetCookie().GetCookie() && p4rt.SameP4Info(cur.GetP4Info(), pushedAs.GetP4Info())) {
 		return false, nil
 	}
 	why := "the switch has no pipeline"

@@ -186,7 +186,11 @@ func TestSetPipelineRebindsAndRejects(t *testing.T) {
 	// A P4Info of another program is rejected, saying why.
 	bad := proto.Clone(DefaultP4Info()).(*p4configv1.P4Info)
 	bad.Tables = bad.Tables[1:]
-	bad.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8 // server_credit_0
+	for _, r := range bad.Registers {
+		if r.GetPreamble().GetName() == pipeline.RegisterServerCredit(0) {
+			r.TypeSpec.GetBitstring().GetBit().Bitwidth = 8 // by name: the P4Info lists registers in p4c's order
+		}
+	}
 	err = sw.SetPipeline(ctx, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, &p4v1.ForwardingPipelineConfig{P4Info: bad})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "table "+pipeline.TableClientSite+" is missing") ||
 		!strings.Contains(err.Error(), "bit<8>, want bit<64>") {

@@ -110,7 +110,10 @@ type Counts struct {
 	// exceeds the SLA; Fallbacks: nothing was feasible (nearest region).
 	SLAViolations int `json:"sla_violations"`
 	Fallbacks     int `json:"fallbacks"`
-	Nacks         int `json:"nacks"`
+	// Nacks counts every nack of the run: the hourly traffic's and, in
+	// the totals, the latency-drift episode's (DriftNacks of them).
+	Nacks      int `json:"nacks"`
+	DriftNacks int `json:"drift_nacks,omitempty"`
 }
 
 // add sums c into t (Routed and Predicted by region).
@@ -405,6 +408,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return res, err
 			}
 			res.Drift, res.streamed = rep, o.OnMoment != nil
+			// One count of nacks, in the totals (the episode's are not an
+			// hour's, so they were not in any hour's counts).
+			res.Totals.Nacks += rep.Nacks
+			res.Totals.DriftNacks += rep.Nacks
 			// The episode's requests are not this hour's: count from here.
 			cells, err := client.ReadCounter(ctx, pipeline.CounterRegionRouted, -1)
 			if err != nil {

@@ -57,6 +57,9 @@ type Moment struct {
 
 // DriftReport is what the episode measured and checked.
 type DriftReport struct {
+	// AfterHour: the episode ran after this many replayed hours (between
+	// hour AfterHour-1 and AfterHour of the replay; the plots mark it).
+	AfterHour   int      `json:"after_hour"`
 	Site        string   `json:"site"`
 	Class       string   `json:"class"`
 	SLAms       int      `json:"sla_ms"`
@@ -375,8 +378,10 @@ func WriteDrift(w io.Writer, r *DriftReport, moments bool) error {
 	if r.ReturnAtS >= 0 {
 		back = fmt.Sprintf("%.2f s", r.ReturnAtS-r.RecoverAtS)
 	}
-	_, err := fmt.Fprintf(w, "  latency loop: crossing after %d samples of the pair; last request of the class to %s %s after it; meanwhile routed to %s; back %s after recovery; %d requests (%d nacked), %d over budget after convergence: %s\n",
-		r.SamplesToCross, r.Region, stop, orDash(r.Alternative), back, r.Requests, r.Nacks, r.OverBudget, status)
+	// Its nacks are counted once, in the totals (which say how many of
+	// them fell in the episode).
+	_, err := fmt.Fprintf(w, "  latency loop: crossing after %d samples of the pair; last request of the class to %s %s after it; meanwhile routed to %s; back %s after recovery; %d requests, %d over budget after convergence: %s\n",
+		r.SamplesToCross, r.Region, stop, orDash(r.Alternative), back, r.Requests, r.OverBudget, status)
 	return err
 }
 
@@ -421,7 +426,7 @@ func runDrift(ctx context.Context, o DriftOptions, cfg *config.Config, ctl *cont
 	d := &drift{o: o, cfg: cfg, ctl: ctl, lat: lat, sw: sw, traffic: traffic, sites: sites, classes: classes,
 		siteID: uint16(cfg.Sites[si].ID), region: region}
 	prof, _ := sites[si].P95(region)
-	d.rep = DriftReport{Site: sites[si].Name(), Class: cls.Name, SLAms: cls.MS, Region: regionName(region), ProfileMS: prof,
+	d.rep = DriftReport{AfterHour: o.AfterHour, Site: sites[si].Name(), Class: cls.Name, SLAms: cls.MS, Region: regionName(region), ProfileMS: prof,
 		DriftMS:  driftMS(cls, classes, lc.Margin.Seconds()*1000),
 		Latency:  fmt.Sprintf("latency %s, window %s, margin %s, min samples %d, min dwell %s", lc.Source, lc.Window.Duration, lc.Margin.Duration, lc.MinSamples, lc.MinDwell.Duration),
 		DriftAtS: -1, CrossAtS: -1, StopAtS: -1, RecoverAtS: -1, ReturnAtS: -1}

@@ -112,6 +112,9 @@ func WriteTotals(w io.Writer, r *Result) error {
 	t := r.Totals
 	fmt.Fprintf(w, "\ntotals over %d hours: %d requests, %d entries written, %s vs %s nearest-region baseline (saving %.1f%%), %d SLA violations, %d fallbacks, %d nacks",
 		len(r.Hours), t.Requests, t.Writes, grams(t.GCO2), grams(t.BaselineGCO2), t.SavingPct, t.SLAViolations, t.Fallbacks, t.Nacks)
+	if r.Drift != nil {
+		fmt.Fprintf(w, " (%d of them during the latency-drift episode, whose %d requests are not in the hourly counts)", t.DriftNacks, r.Drift.Requests)
+	}
 	if t.StaleHours > 0 {
 		fmt.Fprintf(w, ", %d hours on the safe policy (stale carbon data, marked *)", t.StaleHours)
 	}
@@ -220,7 +223,40 @@ func intensityPlot(r *Result, src string) (*plot.Plot, error) {
 	p.Y.Min = 0
 	p.X.Tick.Marker = figure.IntTicks{Max: 24} // whole hours
 	p.Y.Tick.Marker = figure.Ticks{}
+	ymax := 0.0
+	for i := range pol {
+		ymax = max(ymax, pol[i].Y, base[i].Y)
+	}
+	if err := markDrift(p, r, ymax); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// driftLabel is the legend entry of the latency-drift episode's marker.
+const driftLabel = "latency-drift episode"
+
+// markDrift draws the latency-drift episode, when the run had one, as a
+// dashed vertical line between the hours it ran between (x = AfterHour −
+// ½: hour i is drawn at x = i), up to ymax, with a legend entry.
+func markDrift(p *plot.Plot, r *Result, ymax float64) error {
+	if r.Drift == nil || r.Drift.AfterHour <= 0 {
+		return nil
+	}
+	x := float64(r.Drift.AfterHour) - 0.5
+	if ymax <= 0 {
+		ymax = 1
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: ymax}})
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	l.Color = color.Black
+	l.Width = vg.Points(1.5)
+	l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(l)
+	p.Legend.Add(fmt.Sprintf("%s (between hours %d and %d)", driftLabel, r.Drift.AfterHour-1, r.Drift.AfterHour), l)
+	return nil
 }
 
 func routedPlot(r *Result, src string) (*plot.Plot, error) {
@@ -259,5 +295,16 @@ func routedPlot(r *Result, src string) (*plot.Plot, error) {
 	p.Y.Tick.Marker = figure.Ticks{}
 	n := float64(len(r.Hours))
 	p.X.Min, p.X.Max = -0.7, n-0.3
+	ymax := 0.0
+	for i := range r.Hours {
+		sum := 0.0
+		for k := range values {
+			sum += values[k][i]
+		}
+		ymax = max(ymax, sum)
+	}
+	if err := markDrift(p, r, ymax); err != nil {
+		return nil, err
+	}
 	return p, nil
 }

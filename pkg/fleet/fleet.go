@@ -93,6 +93,12 @@ type Result struct {
 	RSSSlopeMBPer1000h float64 `json:"rss_slope_after_warmup_mb_per_1000h"`
 	RSSMinMB           float64 `json:"rss_after_warmup_min_mb"`
 	RSSMaxMB           float64 `json:"rss_after_warmup_max_mb"`
+	// RSSTrend is false when the samples after warm-up span fewer than
+	// MinTrendHours or MinTrendSamples: over a day the slope is the
+	// garbage collector's sawtooth, not a trend, and it is not reported
+	// (the slope is then 0). RSSTrendR2 is the fit's R².
+	RSSTrend   bool    `json:"rss_trend_estimated"`
+	RSSTrendR2 float64 `json:"rss_trend_r2,omitempty"`
 	// Clean counts reachable switches whose state equals the final plan
 	// (no insert, modify or delete); Dirty names the others.
 	Clean int      `json:"clean"`
@@ -191,7 +197,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	sample()
 	t0 := time.Now()
-	if err := ctl.Run(ctx); err != nil {
+	if err := ctl.Run(ctx); err != nil && !onlyDown(err) {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	res.Seconds = time.Since(t0).Seconds()
@@ -210,7 +216,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.RSSGrowthMB = res.Samples[n-1].RSSMB - warm.RSSMB
 		res.GoroutineGrowth = res.Samples[n-1].Goroutines - warm.Goroutines
-		res.RSSSlopeMBPer1000h, res.RSSMinMB, res.RSSMaxMB = rssTrend(res.Samples, warm.Hour)
+		tr := rssTrend(res.Samples, warm.Hour)
+		res.RSSMinMB, res.RSSMaxMB = tr.lo, tr.hi
+		if tr.enough() {
+			res.RSSTrend, res.RSSSlopeMBPer1000h, res.RSSTrendR2 = true, tr.slope, tr.r2
+		}
 	}
 	// The final diff of every reachable switch against the last plan, read
 	// by a fresh read-only client (the controller's have closed).
@@ -278,9 +288,28 @@ func rssMB() float64 {
 	return 0
 }
 
-// rssTrend returns the least-squares slope of RSS over the samples from
-// hour from on, in MB per 1000 hours, and their smallest and largest RSS.
-func rssTrend(samples []Sample, from int) (slope, lo, hi float64) {
+// MinTrendHours and MinTrendSamples are the least span of replayed hours
+// and the fewest samples after warm-up over which a memory trend is
+// reported: shorter, a slope fitted to the garbage collector's sawtooth
+// extrapolates noise (24 hours gave a "trend" per 1000 h).
+const (
+	MinTrendHours   = 500
+	MinTrendSamples = 10
+)
+
+// trend is a least-squares fit of RSS against the replayed hour.
+type trend struct {
+	slope, r2, lo, hi float64 // MB per 1000 h; fit quality; RSS bounds (MB)
+	hours, samples    int     // span of the samples fitted, and how many
+}
+
+// enough reports whether the fit spans enough hours and samples to be
+// reported as a trend.
+func (t trend) enough() bool { return t.hours >= MinTrendHours && t.samples >= MinTrendSamples }
+
+// rssTrend fits RSS over the samples from hour from on: slope in MB per
+// 1000 hours, R², their smallest and largest RSS and their span.
+func rssTrend(samples []Sample, from int) trend {
 	var xs, ys []float64
 	for _, s := range samples {
 		if s.Hour >= from {
@@ -288,26 +317,50 @@ func rssTrend(samples []Sample, from int) (slope, lo, hi float64) {
 		}
 	}
 	if len(xs) == 0 {
-		return 0, 0, 0
+		return trend{}
 	}
-	lo, hi = slices.Min(ys), slices.Max(ys)
+	t := trend{lo: slices.Min(ys), hi: slices.Max(ys), samples: len(xs), hours: int(xs[len(xs)-1] - xs[0])}
 	if len(xs) < 2 || xs[0] == xs[len(xs)-1] {
-		return 0, lo, hi
+		return t
 	}
-	_, beta := stat.LinearRegression(xs, ys, nil, false)
-	return 1000 * beta, lo, hi
+	alpha, beta := stat.LinearRegression(xs, ys, nil, false)
+	t.slope = 1000 * beta
+	if t.hi > t.lo {
+		t.r2 = stat.RSquared(xs, ys, nil, alpha, beta)
+	}
+	return t
+}
+
+// seconds formats a duration in seconds with the precision it needs: a
+// sub-second run is not "0 s".
+func seconds(s float64) string {
+	switch {
+	case s < 10:
+		return fmt.Sprintf("%.2f s", s)
+	case s < 100:
+		return fmt.Sprintf("%.1f s", s)
+	}
+	return fmt.Sprintf("%.0f s", s)
 }
 
 // WriteText renders the result for a person.
 func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fleet: %d embedded switches (loopback P4Runtime) + %d unreachable, %d replayed hours at unpaced speed; %s, %s\n",
-		r.Switches, r.Unreachable, r.Hours, r.Machine, r.Date.Format("2006-01-02"))
-	fmt.Fprintf(&b, "%.0f s, %.1f hours/s; fleet-wide update p50 %.1f ms, p99 %.1f ms, max %.1f ms (up to %d entries per switch)\n",
-		r.Seconds, r.HoursPerSec, r.UpdateP50, r.UpdateP99, r.UpdateMax, r.Entries)
+	fmt.Fprintf(&b, "fleet: %d embedded switches (loopback P4Runtime), %d replayed hours at unpaced speed; %s, %s\n",
+		r.Switches, r.Hours, r.Machine, r.Date.Format("2006-01-02"))
+	if r.Unreachable > 0 {
+		fmt.Fprintf(&b, "plus %d deliberately unreachable target(s) (--unreachable %d: loopback ports nobody listens on, standing for switches that are down; the fleet must not wait for them; --unreachable 0 for none)\n",
+			r.Unreachable, r.Unreachable)
+	}
+	fmt.Fprintf(&b, "%s, %.1f hours/s; fleet-wide update p50 %.1f ms, p99 %.1f ms, max %.1f ms (up to %d entries per switch)\n",
+		seconds(r.Seconds), r.HoursPerSec, r.UpdateP50, r.UpdateP99, r.UpdateMax, r.Entries)
 	if n := len(r.Samples); n > 0 {
-		fmt.Fprintf(&b, "RSS %.0f MB at start, %.0f MB at the end (%+.1f MB after warm-up; after warm-up %.0f..%.0f MB, trend %+.2f MB per 1000 h); goroutines %d → %d (%+d after warm-up)\n",
-			r.Samples[0].RSSMB, r.Samples[n-1].RSSMB, r.RSSGrowthMB, r.RSSMinMB, r.RSSMaxMB, r.RSSSlopeMBPer1000h, r.Samples[0].Goroutines, r.Samples[n-1].Goroutines, r.GoroutineGrowth)
+		tr := fmt.Sprintf("no trend: fewer than %d hours or %d samples after warm-up, where a slope fits the garbage collector's sawtooth", MinTrendHours, MinTrendSamples)
+		if r.RSSTrend {
+			tr = fmt.Sprintf("trend %+.2f MB per 1000 h, R² %.2f", r.RSSSlopeMBPer1000h, r.RSSTrendR2)
+		}
+		fmt.Fprintf(&b, "RSS %.0f MB at start, %.0f MB at the end (%+.1f MB after warm-up; after warm-up %.0f..%.0f MB, %s); goroutines %d → %d (%+d after warm-up)\n",
+			r.Samples[0].RSSMB, r.Samples[n-1].RSSMB, r.RSSGrowthMB, r.RSSMinMB, r.RSSMaxMB, tr, r.Samples[0].Goroutines, r.Samples[n-1].Goroutines, r.GoroutineGrowth)
 	}
 	fmt.Fprintf(&b, "final diff clean on %d of %d reachable switches", r.Clean, r.Switches)
 	if len(r.Dirty) > 0 {
@@ -329,4 +382,19 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// onlyDown reports whether err is the controller's NothingPushedError for
+// the deliberately unreachable targets (down-NNN) alone.
+func onlyDown(err error) bool {
+	var np *controller.NothingPushedError
+	if !errors.As(err, &np) {
+		return false
+	}
+	for _, s := range np.Targets {
+		if !strings.HasPrefix(s.Name, "down-") {
+			return false
+		}
+	}
+	return true
 }

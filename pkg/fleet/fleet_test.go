@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,8 @@ func TestRSSTrend(t *testing.T) {
 			for i, v := range c.rss {
 				samples = append(samples, Sample{Hour: 100 * i, RSSMB: v})
 			}
-			slope, lo, hi := rssTrend(samples, c.from)
+			tr := rssTrend(samples, c.from)
+			slope, lo, hi := tr.slope, tr.lo, tr.hi
 			if math.Abs(slope-c.slope) > c.tolerance || lo != c.lo || hi != c.hi {
 				t.Errorf("trend %.3f MB/1000 h in %v..%v, want %.3f±%v in %v..%v", slope, lo, hi, c.slope, c.tolerance, c.lo, c.hi)
 			}
@@ -125,5 +127,46 @@ func TestFleetTargetSites(t *testing.T) {
 	}
 	if _, err := Run(ctx, Options{Config: cfg, Switches: 5, Hours: 1, TargetSites: true}); err == nil {
 		t.Error("5 switches from 4 targets: accepted")
+	}
+}
+
+// Issue 27 item 16: fleet's summary added an unreachable switch without
+// saying why, rounded a sub-second run to "0 s", and extrapolated a memory
+// trend from 24 hours of GC sawtooth. It says what the unreachable target
+// is, keeps two decimals under 10 s, and reports a trend (with R²) only
+// over enough hours.
+func TestFleetSummaryHonest(t *testing.T) {
+	sawtooth := func(hours, every int) []Sample {
+		var s []Sample
+		for h := 0; h <= hours; h += every {
+			s = append(s, Sample{Hour: h, RSSMB: 100 + float64(h%7)})
+		}
+		return s
+	}
+	day := rssTrend(sawtooth(24, 1), 3)
+	year := rssTrend(sawtooth(8760, 88), 876)
+	if day.enough() || !year.enough() {
+		t.Fatalf("trend reported over a day %v, over a year %v", day.enough(), year.enough())
+	}
+	short := &Result{Switches: 3, Unreachable: 1, Hours: 24, Seconds: 0.43, HoursPerSec: 55, Samples: sawtooth(24, 1)}
+	var b strings.Builder
+	if err := short.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0.43 s", "1 deliberately unreachable target", "--unreachable 0 for none", "no trend"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "MB per 1000 h") {
+		t.Errorf("a day's run reports a trend per 1000 h:\n%s", b.String())
+	}
+	long := &Result{Switches: 3, Hours: 8760, Seconds: 240, Samples: sawtooth(8760, 88), RSSTrend: true, RSSSlopeMBPer1000h: 0.01, RSSTrendR2: 0.02}
+	b.Reset()
+	if err := long.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "trend +0.01 MB per 1000 h, R² 0.02") || strings.Contains(b.String(), "unreachable") {
+		t.Errorf("a year's summary:\n%s", b.String())
 	}
 }

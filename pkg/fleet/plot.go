@@ -26,7 +26,11 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	}
 
 	mem := plot.New()
-	mem.Title.Text = fmt.Sprintf("Controller memory over %d replayed hours (trend after warm-up %+.2f MB per 1000 h)\n%s", r.Hours, r.RSSSlopeMBPer1000h, sub)
+	trend := "no trend: too few hours after warm-up"
+	if r.RSSTrend {
+		trend = fmt.Sprintf("trend after warm-up %+.2f MB per 1000 h, R² %.2f", r.RSSSlopeMBPer1000h, r.RSSTrendR2)
+	}
+	mem.Title.Text = fmt.Sprintf("Controller memory over %d replayed hours (%s)\n%s", r.Hours, trend, sub)
 	mem.X.Label.Text = "replayed hour"
 	mem.Y.Label.Text = "MB"
 	rss, heap := make(plotter.XYs, len(r.Samples)), make(plotter.XYs, len(r.Samples))

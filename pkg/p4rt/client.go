@@ -81,6 +81,10 @@ func (e ElectionID) String() string {
 	return v.Or(v, new(big.Int).SetUint64(e.Low)).String()
 }
 
+// Pair writes the id as p4runtime-shell and --election-id spell it:
+// HIGH,LOW (1,0 is p4runtime-shell's default).
+func (e ElectionID) Pair() string { return fmt.Sprintf("%d,%d", e.High, e.Low) }
+
 func (e ElectionID) proto() *p4v1.Uint128 {
 	if e.IsZero() {
 		return nil
@@ -243,7 +247,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 		grpc.WithMaxHeaderListSize(o.maxHeaderList),
 		// Reconnect the transport on the same schedule as the stream (gRPC's
 		// default backs off to 120 s, too slow to regain a switch).
-		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second, Backoff: backoff.Config{
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ConnectTimeout, Backoff: backoff.Config{
 			BaseDelay: o.backoff.Initial, Multiplier: o.backoff.Multiplier, Jitter: 0.2, MaxDelay: o.backoff.Max}}),
 	}
 	if o.tls != nil {

@@ -1,9 +1,9 @@
 package p4rt
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // Kind names a kind of P4Info object, as used in lookup errors.
@@ -425,7 +427,13 @@ func needsPriority(t *p4configv1.Table) bool {
 // (.json) or binary (.bin, .pb) protobuf format; other extensions are tried
 // as text, then binary.
 func LoadP4Info(path string) (*p4configv1.P4Info, error) {
-	data, err := os.ReadFile(path)
+	return LoadP4InfoContext(context.Background(), path)
+}
+
+// LoadP4InfoContext is LoadP4Info reading the file under ctx, at most
+// inputfile.MaxSize bytes of it.
+func LoadP4InfoContext(ctx context.Context, path string) (*p4configv1.P4Info, error) {
+	data, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read P4Info: %w", err)
 	}

@@ -3,10 +3,11 @@ package p4rt
 import (
 	"context"
 	"fmt"
-	"os"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // Pipeline actions, re-exported for callers.
@@ -39,13 +40,19 @@ func ParsePipelineAction(s string) (p4v1.SetForwardingPipelineConfigRequest_Acti
 // LoadPipeline reads a P4Info file and an optional target device config
 // (e.g. BMv2 JSON; "" for none) into a ForwardingPipelineConfig.
 func LoadPipeline(p4infoPath, deviceConfigPath string, cookie uint64) (*p4v1.ForwardingPipelineConfig, error) {
-	info, err := LoadP4Info(p4infoPath)
+	return LoadPipelineContext(context.Background(), p4infoPath, deviceConfigPath, cookie)
+}
+
+// LoadPipelineContext is LoadPipeline reading both files under ctx, at
+// most inputfile.MaxSize bytes each.
+func LoadPipelineContext(ctx context.Context, p4infoPath, deviceConfigPath string, cookie uint64) (*p4v1.ForwardingPipelineConfig, error) {
+	info, err := LoadP4InfoContext(ctx, p4infoPath)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &p4v1.ForwardingPipelineConfig{P4Info: info}
 	if deviceConfigPath != "" {
-		blob, err := os.ReadFile(deviceConfigPath)
+		blob, err := inputfile.Read(ctx, deviceConfigPath, inputfile.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("read device config: %w", err)
 		}

@@ -63,8 +63,11 @@ func (c *Client) Read(ctx context.Context, entities []*p4v1.Entity, fn func(*p4v
 }
 
 func (c *Client) readError(err error, entities []*p4v1.Entity) error {
+	// UNKNOWN with one detail per request entity; a server may give a
+	// single entity's failure its own code (the embedded target does),
+	// with the detail kept.
 	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.Unknown || len(st.Proto().GetDetails()) != len(entities) {
+	if !ok || st.Code() == codes.OK || len(st.Proto().GetDetails()) != len(entities) {
 		return c.rpcError("Read", err)
 	}
 	re := &ReadError{Device: c.opts.deviceID}

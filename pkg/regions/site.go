@@ -1,14 +1,17 @@
 package regions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
+	"github.com/p4ctl/p4ctl/pkg/yamldoc"
 )
 
 // MaxLatencyMs bounds latencies: the switch matches SLAs with a 16-bit range
@@ -181,7 +184,13 @@ func Mumbai() *Site {
 //
 // region is an AWS id, city or zone (LookupRegion). Errors name file:line.
 func LoadSites(path string) ([]*Site, error) {
-	b, err := os.ReadFile(path)
+	return LoadSitesContext(context.Background(), path)
+}
+
+// LoadSitesContext is LoadSites reading the file under ctx, at most
+// inputfile.MaxSize bytes of it.
+func LoadSitesContext(ctx context.Context, path string) ([]*Site, error) {
+	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("load sites: %w", err)
 	}
@@ -201,6 +210,9 @@ func ParseSites(name string, data []byte) ([]*Site, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if line, what := yamldoc.Trailing(data); what != "" {
+		return nil, fmt.Errorf("%s:%d: %s", name, line, what)
 	}
 	errAt := func(n *yaml.Node, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: "+format, append([]any{name, n.Line}, a...)...) // %w in format wraps

@@ -148,3 +148,15 @@ func TestParseSitesConfigSchema(t *testing.T) {
 		t.Errorf("an unknown key is not the configuration's schema: %v", err)
 	}
 }
+
+// Issue 27 item 4: a sites file's second document was dropped silently.
+func TestParseSitesSecondDocument(t *testing.T) {
+	one := "sites:\n  - name: a\n    latencies:\n      - {region: ap-south-1, p95_ms: 100}\n"
+	if _, err := ParseSites("s.yaml", []byte(one+"---\n")); err != nil {
+		t.Fatalf("a trailing empty document: %v", err)
+	}
+	_, err := ParseSites("s.yaml", []byte(one+"---\nsites:\n  - name: b\n"))
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:5: a second YAML document") {
+		t.Fatalf("ParseSites: %v, want s.yaml:5: a second YAML document", err)
+	}
+}

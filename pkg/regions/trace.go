@@ -2,6 +2,7 @@ package regions
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // MaxIntensity is the largest plausible carbon intensity in gCO2eq/kWh; the
@@ -117,6 +120,12 @@ const (
 // yearly-averages table) are skipped and listed by Skipped. Every zone must
 // be a catalog zone and appear in one file only; every error names file:line.
 func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
+	return LoadTracesContext(context.Background(), dir, o)
+}
+
+// LoadTracesContext is LoadTraces reading the files under ctx (an
+// interrupt ends the load), at most inputfile.MaxSize bytes each.
+func LoadTracesContext(ctx context.Context, dir string, o LoadOptions) (*TraceSource, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -134,7 +143,7 @@ func LoadTraces(dir string, o LoadOptions) (*TraceSource, error) {
 		return nil, fmt.Errorf("load traces: no *.csv files in %s", dir)
 	}
 	sort.Strings(paths)
-	src, err := LoadTraceFiles(paths, o)
+	src, err := LoadTraceFilesContext(ctx, paths, o)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +164,15 @@ func describeTraces(dir string, src *TraceSource, _ LoadOptions) string {
 
 // LoadTraceFiles loads the given CSV files (see LoadTraces).
 func LoadTraceFiles(paths []string, o LoadOptions) (*TraceSource, error) {
+	return LoadTraceFilesContext(context.Background(), paths, o)
+}
+
+// LoadTraceFilesContext is LoadTraceFiles reading the files under ctx, at
+// most inputfile.MaxSize bytes each.
+func LoadTraceFilesContext(ctx context.Context, paths []string, o LoadOptions) (*TraceSource, error) {
 	src := &TraceSource{series: map[string]*series{}, formats: map[string]bool{}}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := inputfile.Read(ctx, p, inputfile.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("load traces: %w", err)
 		}
@@ -255,7 +270,53 @@ func detect(name string, header []string, o LoadOptions) (fileFormat, error) {
 		}
 		return f, nil
 	}
-	return fileFormat{}, errSkip
+	return fileFormat{}, notATrace(name, header)
+}
+
+// notATrace tells a CSV that is not an hourly trace (a yearly-averages
+// table: skipped, errSkip) from one that was meant to be but is written
+// another way: no header, another separator, another header with a time
+// column. Those are errors naming the file and the cause, where they used
+// to be skipped and reported later as a zone without data.
+func notATrace(name string, header []string) error {
+	joined := strings.Join(header, ",")
+	for _, sep := range []string{";", "\t", "|"} {
+		if !strings.Contains(joined, sep) {
+			continue
+		}
+		fields := strings.Split(joined, sep)
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+		if slices.Contains(fields, normalizedHeader[0]) || slices.Contains(fields, emTime) || looksLikeTime(fields[0]) {
+			what := map[string]string{";": "';'", "\t": "tabs", "|": "'|'"}[sep]
+			return fmt.Errorf("%s:1: fields separated by %s: hourly traces are comma-separated (%s)", name, what, strings.Join(normalizedHeader, ","))
+		}
+	}
+	if len(header) > 0 && looksLikeTime(header[0]) {
+		return fmt.Errorf("%s:1: no header: the first line is data (%q); add the header line %s (or use an Electricity Maps portal export as downloaded)",
+			name, joined, strings.Join(normalizedHeader, ","))
+	}
+	for _, h := range header {
+		l := strings.ToLower(h)
+		if strings.Contains(l, "time") || strings.Contains(l, "date") {
+			return fmt.Errorf("%s:1: header %q is not a trace format p4ctl reads: want %s, or an Electricity Maps portal export (%s,…,%s,…,Carbon Intensity gCO₂eq/kWh (LCA),…)",
+				name, joined, strings.Join(normalizedHeader, ","), emTime, emZone)
+		}
+	}
+	return errSkip
+}
+
+// looksLikeTime reports whether s parses as a timestamp of either format
+// (or a date).
+func looksLikeTime(s string) bool {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "\ufeff")
+	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
@@ -309,10 +370,14 @@ func (src *TraceSource) add(name string, data []byte, o LoadOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s:%d: timestamp %q: want %s", name, line, rec[f.timeCol], f.layout)
 		}
-		ts = ts.UTC()
-		if !ts.Truncate(time.Hour).Equal(ts) {
-			return fmt.Errorf("%s:%d: timestamp %s is not on the hour", name, line, rec[f.timeCol])
+		if u := ts.UTC(); !u.Truncate(time.Hour).Equal(u) {
+			if _, off := ts.Zone(); off%3600 != 0 && ts.Truncate(time.Minute).Equal(ts) && ts.Minute() == 0 {
+				return fmt.Errorf("%s:%d: timestamp %s is %s in UTC: its offset is not a whole number of hours, so it is not on a UTC hour; hourly traces are UTC hours: write %s (the UTC hour it falls in) or convert the file to UTC",
+					name, line, rec[f.timeCol], u.Format(time.RFC3339), u.Truncate(time.Hour).Format(time.RFC3339))
+			}
+			return fmt.Errorf("%s:%d: timestamp %s is not on the hour (%s in UTC)", name, line, rec[f.timeCol], u.Format(time.RFC3339))
 		}
+		ts = ts.UTC()
 		zone := strings.TrimSpace(rec[f.zoneCol])
 		if !knownZone(zone) {
 			return fmt.Errorf("%s:%d: unknown zone %q (catalog zones: %s)", name, line, zone, strings.Join(Zones(), " "))
@@ -421,6 +486,9 @@ func knownZone(z string) bool {
 
 func (src *TraceSource) finish() error {
 	if len(src.series) == 0 {
+		if len(src.skipped) > 0 {
+			return fmt.Errorf("load traces: no hourly traces found: skipped %s (no timestamp_utc,zone,gco2_per_kwh or Electricity Maps portal header)", strings.Join(src.skipped, ", "))
+		}
 		return errors.New("load traces: no hourly traces found")
 	}
 	first := true
@@ -447,6 +515,9 @@ func (src *TraceSource) finish() error {
 func (src *TraceSource) Intensity(zone string, t time.Time) (float64, error) {
 	s, ok := src.series[zone]
 	if !ok {
+		if len(src.skipped) > 0 {
+			return 0, fmt.Errorf("no carbon data for zone %s in %s (skipped, not hourly traces: %s)", zone, src.desc, strings.Join(src.skipped, ", "))
+		}
 		return 0, fmt.Errorf("no carbon data for zone %s in %s", zone, src.desc)
 	}
 	if !src.period.Contains(t) {

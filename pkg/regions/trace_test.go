@@ -222,3 +222,50 @@ func TestLoadTracesMissingDir(t *testing.T) {
 		t.Fatalf("LoadTraces(%s): %v", dir, err)
 	}
 }
+
+// Issue 27 item 7: a trace with no header, another header or ';'
+// separators was skipped silently (the error later blamed a zone without
+// data), and a +05:30 timestamp failed as "not on the hour". Each names
+// the file and the real cause; a yearly-averages table is still skipped.
+func TestTraceRealCause(t *testing.T) {
+	cases := []struct {
+		name, data, want string
+	}{
+		{"no header", "2030-01-01T00:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,310\n", "t.csv:1: no header: the first line is data"},
+		{"em rows without header", "2030-01-01 00:00:00,Ireland,Ireland,IE,1,2\n", "t.csv:1: no header"},
+		{"semicolons", "timestamp_utc;zone;gco2_per_kwh\n2030-01-01T00:00:00Z;IE;300\n", "t.csv:1: fields separated by ';'"},
+		{"semicolons, no header", "2030-01-01T00:00:00Z;IE;300\n", "t.csv:1: fields separated by ';'"},
+		{"tabs", "timestamp_utc\tzone\tgco2_per_kwh\n", "t.csv:1: fields separated by tabs"},
+		{"another header", "time,zone,value\n2030-01-01T00:00:00Z,IE,300\n", "t.csv:1: header \"time,zone,value\" is not a trace format"},
+		{"another EM-like header", "Date,Zone,Carbon\n", "t.csv:1: header \"Date,Zone,Carbon\" is not a trace format"},
+		{"+05:30 offset", normHdr + "2030-01-01T00:00:00+05:30,IE,300\n", "t.csv:2: timestamp 2030-01-01T00:00:00+05:30 is 2029-12-31T18:30:00Z in UTC: its offset is not a whole number of hours"},
+		{"half past in UTC", normHdr + "2030-01-01T00:30:00+01:00,IE,300\n", "t.csv:2: timestamp 2030-01-01T00:30:00+01:00 is not on the hour (2029-12-31T23:30:00Z in UTC)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseTraces("t.csv", []byte(c.data), LoadOptions{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error\n  got  %v\n  want %q", err, c.want)
+			}
+		})
+	}
+	// Whole hours in another offset are fine.
+	if _, err := ParseTraces("t.csv", []byte(normHdr+"2030-01-01T02:00:00+02:00,IE,300\n2030-01-01T03:00:00+02:00,IE,310\n"), LoadOptions{}); err != nil {
+		t.Fatalf("+02:00 on the hour: %v", err)
+	}
+	// A skipped table is named where its absence shows.
+	dir := t.TempDir()
+	if err := writeFile(dir+"/ie.csv", normHdr+"2030-01-01T00:00:00Z,IE,300\n2030-01-01T01:00:00Z,IE,310\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(dir+"/yearly.csv", "zone,year,gco2_per_kwh_lca_yearly\nDE,2030,405\n"); err != nil {
+		t.Fatal(err)
+	}
+	src, err := LoadTraces(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Intensity("DE", src.Period().From); err == nil || !strings.Contains(err.Error(), "skipped, not hourly traces: "+dir+"/yearly.csv") {
+		t.Fatalf("missing zone: %v, want the skipped file named", err)
+	}
+}

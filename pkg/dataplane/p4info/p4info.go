@@ -6,6 +6,7 @@ package p4info
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,9 +98,47 @@ var units = map[pipeline.CounterUnit]p4configv1.CounterSpec_Unit{
 	pipeline.Both:    p4configv1.CounterSpec_BOTH,
 }
 
+// p4cOrder lists, by short name, the tables, actions and registers of the
+// p4ctl program in the order p4c's P4Info lists them (their declaration
+// order in p4src/v1model), where pipeline.Schema's order differs; the
+// others keep the schema's order after them. TestFromSchemaIsP4cs checks
+// the whole P4Info against p4src/build/v1model/p4ctl.p4info.txtpb, so a
+// program change that moves one fails there until this follows.
+func p4cOrder() (tables, actions, registers []string) {
+	return []string{"client_site", "sla_feasibility", "active_epoch", "carbon_rank", "exec_class_cost", "region_next_hop",
+			"server_pool", "server_endpoint", "reply_source", "l3_forward", "l2_forward"},
+		[]string{"NoAction", "set_client_site", "set_feasible", "set_active_epoch", "route_to_region", "set_exec_cost",
+			"dispatch_local", "forward_remote", "set_pool", "set_server_endpoint", "set_reply_source", "forward", "drop"},
+		[]string{"region_outstanding", "server_credit_0", "server_credit_1", "server_credit_2", "server_credit_3",
+			"server_work_us", "latency_probe"}
+}
+
+// inOrder sorts list (stably) by the position of each element's short name
+// (the part after the last dot) in order; names not in it go last.
+func inOrder[T any](list []T, name func(T) string, order []string) {
+	pos := map[string]int{}
+	for i, n := range order {
+		pos[n] = i
+	}
+	rank := func(v T) int {
+		n := name(v)
+		if i := strings.LastIndexByte(n, '.'); i >= 0 {
+			n = n[i+1:]
+		}
+		if p, ok := pos[n]; ok {
+			return p
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(list, func(a, b T) int { return rank(a) - rank(b) })
+}
+
 // FromSchema returns the P4Info of prog for the v1model architecture, with
 // ids, aliases, match-field and parameter ids numbered as p4c numbers them
-// (fields and params 1, 2, ... in declaration order).
+// (fields and params 1, 2, ... in declaration order) and entities listed in
+// p4c's order: for the p4ctl program it equals p4c's P4Info message for
+// message, so a client comparing the two without sorting (proto.Equal)
+// sees the same program (issue 27 item 12).
 func FromSchema(prog pipeline.Program) *p4configv1.P4Info {
 	var all, tn, an, cn, rn, dn []string
 	for _, t := range prog.Tables {
@@ -180,6 +219,10 @@ func FromSchema(prog pipeline.Program) *p4configv1.P4Info {
 		}
 		info.TypeInfo.Structs[d.Name] = st
 	}
+	tOrder, aOrder, rOrder := p4cOrder()
+	inOrder(info.Tables, func(t *p4configv1.Table) string { return t.GetPreamble().GetName() }, tOrder)
+	inOrder(info.Actions, func(a *p4configv1.Action) string { return a.GetPreamble().GetName() }, aOrder)
+	inOrder(info.Registers, func(r *p4configv1.Register) string { return r.GetPreamble().GetName() }, rOrder)
 	return info
 }
 

@@ -1,10 +1,14 @@
 package p4info
 
 import (
+	"bytes"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
@@ -67,7 +71,9 @@ func TestCheckReportsDifferences(t *testing.T) {
 	bad := proto.Clone(info).(*p4configv1.P4Info)
 	bad.Tables[0].MatchFields[0].Bitwidth = 31
 	bad.Tables[1].MatchFields[1].Match = &p4configv1.MatchField_MatchType_{MatchType: p4configv1.MatchField_TERNARY}
-	bad.Registers = bad.Registers[1:]
+	bad.Registers = slices.DeleteFunc(bad.Registers, func(r *p4configv1.Register) bool {
+		return r.GetPreamble().GetName() == pipeline.RegisterServerCredit(0)
+	})
 	bad.Actions[1].Params[0].Name = "other"
 	bad.Tables = append(bad.Tables, &p4configv1.Table{Preamble: &p4configv1.Preamble{Id: 1, Name: "P4ctlIngress.extra"}})
 	err := Check(bad, prog, false)
@@ -89,5 +95,32 @@ func TestCheckReportsDifferences(t *testing.T) {
 	}
 	if err := Check(sized, prog, true); err == nil {
 		t.Error("strict Check accepted a size change")
+	}
+}
+
+// Issue 27 item 12: the embedded target's built-in P4Info listed three
+// tables (and some actions and registers) in another order than p4c's, so
+// a client comparing P4Infos with proto.Equal saw another program. It is
+// now p4c's P4Info byte for byte (deterministic encoding).
+func TestFromSchemaIsP4cs(t *testing.T) {
+	b, err := os.ReadFile("../../../p4src/build/v1model/p4ctl.p4info.txtpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p4c p4configv1.P4Info
+	if err := prototext.Unmarshal(b, &p4c); err != nil {
+		t.Fatal(err)
+	}
+	ours := FromSchema(pipeline.Schema())
+	m := proto.MarshalOptions{Deterministic: true}
+	a, _ := m.Marshal(ours)
+	w, _ := m.Marshal(&p4c)
+	if !bytes.Equal(a, w) {
+		for i := range min(len(ours.Tables), len(p4c.Tables)) {
+			if g, x := ours.Tables[i].GetPreamble().GetName(), p4c.Tables[i].GetPreamble().GetName(); g != x {
+				t.Errorf("table %d: %s, p4c lists %s", i, g, x)
+			}
+		}
+		t.Fatalf("the built-in P4Info is not p4c's byte for byte:\n%s", prototext.Format(ours))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -405,7 +406,8 @@ func statusWithDetails(msg string, details []*p4v1.Error) (*status.Status, error
 	return status.FromProto(sp), nil
 }
 
-// toP4Error converts a target error to a p4.v1.Error (code OK for nil).
+// toP4Error converts a target error to a p4.v1.Error (code OK for nil),
+// with the code the P4Runtime spec requires (specCode).
 func toP4Error(err error) *p4v1.Error {
 	if err == nil {
 		return &p4v1.Error{CanonicalCode: int32(codes.OK)}
@@ -414,7 +416,20 @@ func toP4Error(err error) *p4v1.Error {
 	if !ok {
 		return &p4v1.Error{CanonicalCode: int32(codes.Unknown), Message: err.Error()}
 	}
-	return &p4v1.Error{CanonicalCode: int32(st.Code()), Message: st.Message()}
+	return &p4v1.Error{CanonicalCode: int32(specCode(st.Code(), st.Message())), Message: st.Message()}
+}
+
+// specCode returns the code the P4Runtime spec requires for a target error
+// reported with code and msg: a bytestring that is empty or wider than its
+// field or parameter is OUT_OF_RANGE ("Bytestrings": "When the server
+// rejects a binary string due to any of the previous criteria, it returns
+// an OUT_OF_RANGE error"), where the engine reports INVALID_ARGUMENT with
+// the decoding error in its message.
+func specCode(code codes.Code, msg string) codes.Code {
+	if code == codes.InvalidArgument && (strings.Contains(msg, "empty bytestring") || strings.Contains(msg, " does not fit in ")) {
+		return codes.OutOfRange
+	}
+	return code
 }
 
 // Read streams the entities matching each request entity; requests that
@@ -468,6 +483,16 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 		return err
 	}
 	if st := s.batchStatus("Read", errs); st != nil {
+		if len(errs) == 1 {
+			// One request entity: its own code (INVALID_ARGUMENT,
+			// OUT_OF_RANGE, NOT_FOUND, …), not UNKNOWN, so that a client
+			// that reads only the status code (p4runtime-shell) sees the
+			// real one; the detail stays for those that read it.
+			sp := st.Proto()
+			d := toP4Error(errs[0])
+			sp.Code, sp.Message = d.CanonicalCode, d.Message
+			return status.FromProto(sp).Err()
+		}
 		return st.Err()
 	}
 	return nil

@@ -287,6 +287,12 @@ func (g grid) Z(c, r int) float64 { return g.t.Hour(c)[g.idx[r]] }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 
+// heatmapColors is the heatmap's colour map: sequential, as carbon
+// intensity runs one way (cleaner to dirtier) with no meaningful middle —
+// light for clean, dark for dirty (black-body, reversed). A diverging map
+// (blue–white–red) made the middle of the range look like a neutral point.
+func heatmapColors() palette.ColorMap { return palette.Reverse(moreland.BlackBody()) }
+
 // heatmap draws the hourly carbon intensity per region (x = date, y =
 // region) with a colour bar that gives the scale.
 func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
@@ -296,7 +302,7 @@ func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
 	for _, z := range r.Zones {
 		lo, hi = math.Min(lo, z.Min), math.Max(hi, z.Max)
 	}
-	pal := moreland.SmoothBlueRed()
+	pal := heatmapColors()
 	pal.SetMin(lo)
 	pal.SetMax(hi)
 	h := plotter.NewHeatMap(g, pal.Palette(64))

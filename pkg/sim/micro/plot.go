@@ -3,6 +3,7 @@ package micro
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -469,6 +470,51 @@ func (r *TTLResult) Plots(dir string) ([]string, error) {
 // Plots draws violation rate against the bound, with the target and the
 // chosen n.
 func (r *TuneResult) Plots(dir string) ([]string, error) {
+	p, err := r.plot()
+	if err != nil {
+		return nil, err
+	}
+	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
+}
+
+// minLabelRatio is how far apart (as a ratio, the x axis being log) two
+// labelled bound ticks must be: 20 and 21 side by side read as "2021".
+const minLabelRatio = 1.3
+
+// boundTicks marks every simulated bound and labels those at least
+// minLabelRatio from every other label, the chosen bound first.
+func boundTicks(xs []float64, chosen float64) []plot.Tick {
+	var labelled []float64
+	farFrom := func(x float64) bool {
+		for _, l := range labelled {
+			if math.Max(x, l)/math.Min(x, l) < minLabelRatio {
+				return false
+			}
+		}
+		return true
+	}
+	for _, x := range xs {
+		if x == chosen {
+			labelled = append(labelled, x)
+		}
+	}
+	for _, x := range xs {
+		if x != chosen && farFrom(x) {
+			labelled = append(labelled, x)
+		}
+	}
+	ticks := make([]plot.Tick, len(xs))
+	for i, x := range xs {
+		ticks[i] = plot.Tick{Value: x}
+		if slices.Contains(labelled, x) {
+			ticks[i].Label = fmt.Sprint(x)
+		}
+	}
+	return ticks
+}
+
+// plot is Plots' figure.
+func (r *TuneResult) plot() (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("tune jbsq: chosen n = %d (target %.2g %%)", r.Bound, 100*r.Target), "bound n per host (log)", "violation rate (%, log)")
 	logX(p)
 	logY(p)
@@ -493,12 +539,8 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 	p.Y.Min = lo / 1.5
 	p.Y.Max = tgt * math.Pow(tgt/p.Y.Min, 0.4)
 	p.X.Min, p.X.Max = xs[0]/1.15, xs[len(xs)-1]*1.15
-	if len(xs) <= 12 { // label the bounds that were simulated
-		ticks := make([]plot.Tick, len(xs))
-		for i, x := range xs {
-			ticks[i] = plot.Tick{Value: x, Label: fmt.Sprint(x)}
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if len(xs) <= 12 { // mark the bounds that were simulated, labels apart
+		p.X.Tick.Marker = plot.ConstantTicks(boundTicks(xs, float64(r.Bound)))
 	}
 	series := map[string][]float64{"violations": ys, "target": {tgt, tgt}}
 	xser := map[string][]float64{"violations": xs, "target": {xs[0], xs[len(xs)-1]}}
@@ -517,7 +559,7 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 			p.Legend.Add(fmt.Sprintf("chosen n = %d", r.Bound), s)
 		}
 	}
-	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
+	return p, nil
 }
 
 // Plots draws, per pair, the ideal dispatcher's and the switch's violation

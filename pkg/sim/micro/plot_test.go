@@ -3,8 +3,12 @@ package micro
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 // E1's figure: a linear axis from 0 (box heights compare) under a subtitle
@@ -26,6 +30,53 @@ func TestE1PlotAxisAndScenario(t *testing.T) {
 		fmt.Sprintf("SLO %g µs", sc.SLO), fmt.Sprintf("%d seeds", r.Options.Seeds)} {
 		if !strings.Contains(p.Title.Text, want) {
 			t.Errorf("title %q lacks %q", p.Title.Text, want)
+		}
+	}
+}
+
+// Issue 27 item 19: tune_jbsq's x ticks labelled 20 and 21 side by side,
+// read as "2021". Golden check of the axis: log scale, every simulated
+// bound marked, labelled ticks at least minLabelRatio apart, the chosen
+// bound labelled.
+func TestTuneTicksApart(t *testing.T) {
+	xs := []float64{16, 20, 21, 23, 40, 80}
+	ticks := boundTicks(xs, 21)
+	var labelled []float64
+	for i, tk := range ticks {
+		if tk.Value != xs[i] {
+			t.Fatalf("tick %d at %v, want %v", i, tk.Value, xs[i])
+		}
+		if tk.Label != "" {
+			labelled = append(labelled, tk.Value)
+		}
+	}
+	if !slices.Contains(labelled, 21) {
+		t.Errorf("the chosen bound 21 is not labelled: %v", labelled)
+	}
+	for i := range labelled {
+		for j := range i {
+			a, b := labelled[i], labelled[j]
+			if math.Max(a, b)/math.Min(a, b) < minLabelRatio {
+				t.Errorf("labels %v and %v overlap on the log axis", a, b)
+			}
+		}
+	}
+	r := &TuneResult{Target: 0.05, Bound: 21}
+	for _, n := range xs {
+		r.Curve = append(r.Curve, TunePoint{Bound: int(n)})
+		r.Curve[len(r.Curve)-1].Cell.Violation.Mean = 0.2 / n
+	}
+	p, err := r.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Scale.(plot.LogScale); !ok {
+		t.Errorf("x scale %T, want log", p.X.Scale)
+	}
+	got := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
+	for i := 1; i < len(got); i++ {
+		if got[i].Label != "" && got[i-1].Label != "" && got[i].Value/got[i-1].Value < minLabelRatio {
+			t.Errorf("the plot labels %s and %s side by side", got[i-1].Label, got[i].Label)
 		}
 	}
 }
