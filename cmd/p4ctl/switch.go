@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
@@ -95,17 +96,21 @@ program leaves every interface and the recirculation pair is gone.
 }
 
 // Complete loads the P4Info file, if any.
-func (o *switchOptions) Complete(*cobra.Command, []string) error {
+func (o *switchOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.P4InfoFile == "" {
 		return nil
 	}
-	b, err := os.ReadFile(o.P4InfoFile)
+	ctx := context.Background()
+	if c != nil {
+		ctx = c.Context()
+	}
+	b, err := inputfile.Read(ctx, o.P4InfoFile, inputfile.MaxSize)
 	if err != nil {
-		return fmt.Errorf("read --p4info: %w", err)
+		return inputError(fmt.Errorf("read --p4info: %w", err))
 	}
 	var info p4configv1.P4Info
 	if err := prototext.Unmarshal(b, &info); err != nil {
-		return fmt.Errorf("parse %s as a text-format P4Info: %w", o.P4InfoFile, err)
+		return inputError(fmt.Errorf("parse %s as a text-format P4Info: %w", o.P4InfoFile, err))
 	}
 	o.p4info = &info
 	return nil

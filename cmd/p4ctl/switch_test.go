@@ -26,6 +26,10 @@ func TestSwitchUsage(t *testing.T) {
 		{"switch", "-i", "600@veth1"},
 		{"switch", "-i", "510@veth1"},
 		{"switch", "-i", "1@veth1", "--interface", "1@veth2"},
+		{"switch", "--datapath", "ebpf"},
+		{"switch", "--xdp-generic"},                  // without --datapath xdp
+		{"switch", "--p4info", "/dev/zero"},          // read without bound once: capped now
+		{"switch", "--p4info", "/nonexistent.txtpb"}, // an input file: exit 2
 	} {
 		if code, _, errb := p4ctl(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, errb, exitUsage)
