@@ -6,10 +6,11 @@
  * step". docs/XDP.md: how it is loaded, its maps, its limits.
  *
  * Entry points:
- *   p4ctl_port    attached to every data-plane interface and to the
- *                 receiving end of the recirculation veth, whose frames are
- *                 held requests' next passes with their carry in the XDP
- *                 metadata (the recirculation port of TNA);
+ *   p4ctl_port    attached to every data-plane interface: a frame's first
+ *                 pass;
+ *   p4ctl_recirc  attached to the receiving end of the recirculation veth:
+ *                 a held request's next pass, its carry in the XDP metadata
+ *                 (the recirculation port of TNA);
  *   p4ctl_inject  run by BPF_PROG_RUN only: PacketOut, and the tests, which
  *                 give the ingress port, the clock and the carry in the
  *                 metadata and read the outcome back from it. */
@@ -504,26 +505,35 @@ int p4ctl_port(struct xdp_md *ctx)
 {
 	const struct p4_config *cfg = config_of();
 	__u32 ifindex = ctx->ingress_ifindex;
+	const __u32 *port = bpf_map_lookup_elem(&port_of_ifindex, &ifindex);
 	struct pass ps = {};
-	struct p4_meta *m;
 
 	if (!cfg)
 		return XDP_DROP;
-	if (ifindex == cfg->recirc_ifindex && ifindex != 0) {
-		/* A held request's next pass. */
-		if (!take_meta(ctx, &ps, &m))
-			return XDP_DROP;
-	} else {
-		/* A frame's first pass. Metadata it brings from outside is never
-		 * a carry. */
-		const __u32 *port = bpf_map_lookup_elem(&port_of_ifindex, &ifindex);
-
-		if (!port || !*port) {
-			stat_add(P4CTL_STAT_NOT_A_PORT, 1);
-			return XDP_DROP;
-		}
-		ps.in_port = *port - 1;
+	/* A frame's first pass. Metadata it brings from outside is never a
+	 * carry: only p4ctl_recirc and p4ctl_inject read one. */
+	if (!port || !*port) {
+		stat_add(P4CTL_STAT_NOT_A_PORT, 1);
+		return XDP_DROP;
 	}
+	ps.in_port = *port - 1;
+	ps.now = pass_clock(cfg);
+	run_pass(ctx, &ps, cfg);
+	return send(ctx, &ps, cfg);
+}
+
+/* A held request's next pass: attached to the receiving end of the
+ * recirculation veth (the recirculation port of TNA), which nothing but
+ * the program sends into; the carry rides in the frame's metadata. */
+SEC("xdp")
+int p4ctl_recirc(struct xdp_md *ctx)
+{
+	const struct p4_config *cfg = config_of();
+	struct pass ps = {};
+	struct p4_meta *m;
+
+	if (!cfg || !take_meta(ctx, &ps, &m))
+		return XDP_DROP;
 	ps.now = pass_clock(cfg);
 	run_pass(ctx, &ps, cfg);
 	return send(ctx, &ps, cfg);

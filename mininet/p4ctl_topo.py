@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""p4ctl testbed: BMv2 simple_switch_grpc (or p4ctl's embedded switch) in Mininet.
+"""p4ctl testbed: BMv2 simple_switch_grpc (or p4ctl's embedded or XDP switch) in Mininet.
 
 Builds the topology `testbedctl topo` derived from mininet/testbed.yaml (see
 mininet/README.md for the drawing and the port map): one client host per site,
@@ -113,10 +113,32 @@ class EmbeddedSwitch(BMv2Switch):
         info('*** %s: %s (pid %d)\n' % (self.name, ' '.join(args), self.proc.pid))
 
 
+class XDPSwitch(EmbeddedSwitch):
+    """`p4ctl switch --datapath xdp`: the p4ctl program in the XDP data path
+    of the switch's interfaces (docs/XDP.md). The hosts' interfaces keep GRO
+    on (configure_host), without which a veth drops the frames XDP
+    redirects into it."""
+
+    def start(self, controllers):
+        self.cmd('ip link set dev lo up')
+        args = [self.bmv2, 'switch', '--datapath', 'xdp', '--no-p4', '--device-id', str(self.device_id),
+                '--grpc-addr', '127.0.0.1:%d' % self.grpc_port, '--cpu-port', str(CPU_PORT)]
+        for port, intf in sorted(self.intfs.items()):
+            if intf.name == 'lo':
+                continue
+            args += ['-i', '%d@%s' % (port, intf.name)]
+        log = open(self.log_path, 'w') if self.log_path else subprocess.DEVNULL
+        self.proc = self.popen(args, stdout=log, stderr=subprocess.STDOUT)
+        if self.pids:
+            self.pids.add(self.proc.pid)
+        info('*** %s: %s (pid %d)\n' % (self.name, ' '.join(args), self.proc.pid))
+
+
 SWITCHES = {
     # name: (class, log file, what the summary calls it)
     'bmv2': (BMv2Switch, 'bmv2.log', 'simple_switch_grpc'),
     'embedded': (EmbeddedSwitch, 'switch.log', 'p4ctl switch (embedded target)'),
+    'xdp': (XDPSwitch, 'switch.log', 'p4ctl switch --datapath xdp (XDP program)'),
 }
 
 
@@ -138,7 +160,7 @@ def disable_offloads(node, intf):
     node.cmd('ethtool -K %s tx off rx off sg off tso off gso off gro off >/dev/null 2>&1' % intf)
 
 
-def configure_host(h, intf, ip, peers, vip, switch_mac):
+def configure_host(h, intf, ip, peers, vip, switch_mac, gro=False):
     """Static addressing: no ARP crosses the P4 switch (it drops broadcast).
 
     Every host has its /32 and an on-link default route; neighbours are
@@ -155,6 +177,10 @@ def configure_host(h, intf, ip, peers, vip, switch_mac):
     for peer_ip, peer_mac in peers:
         h.cmd('ip neigh replace %s lladdr %s dev %s nud permanent' % (peer_ip, peer_mac, intf))
     disable_offloads(h, intf)
+    if gro:
+        # An XDP switch redirects frames into this veth: it passes them on
+        # only with GRO (or an XDP program) at this end.
+        h.cmd('ethtool -K %s gro on >/dev/null 2>&1' % intf)
 
 
 def netem_available(h, intf):
@@ -237,7 +263,7 @@ def main():
     p.add_argument('--topology', required=True, help='JSON from testbedctl topo')
     p.add_argument('--config', required=True, help='the testbed YAML (the controller configuration p4ctl run drives)')
     p.add_argument('--switch', choices=sorted(SWITCHES), default='bmv2',
-                   help='bmv2: simple_switch_grpc (--bmv2); embedded: p4ctl switch (the p4ctl of --bin)')
+                   help='bmv2: simple_switch_grpc (--bmv2); embedded: p4ctl switch (the p4ctl of --bin); xdp: p4ctl switch --datapath xdp')
     p.add_argument('--bmv2', help='simple_switch_grpc (--switch bmv2)')
     p.add_argument('--p4info', required=True)
     p.add_argument('--bmv2-json', required=True)
@@ -270,7 +296,7 @@ def main():
         signal.signal(sig, interrupted)
 
     cls, log_name, switch_name = SWITCHES[args.switch]
-    binary = p4ctl if args.switch == 'embedded' else args.bmv2
+    binary = p4ctl if args.switch in ('embedded', 'xdp') else args.bmv2
     if not binary:
         sys.stderr.write('p4ctl_topo: --switch bmv2 needs --bmv2\n')
         return 2
@@ -300,7 +326,8 @@ def main():
         clients = [(c['ip'], c['mac']) for c in topo['clients']]
         for name, (h, spec) in hosts.items():
             intf = h.defaultIntf().name
-            configure_host(h, intf, spec['ip'], clients if 'server_id' in spec else [], vip, switch_mac)
+            configure_host(h, intf, spec['ip'], clients if 'server_id' in spec else [], vip, switch_mac,
+                           gro=args.switch == 'xdp')
 
         sw.start([])
         grpc = '127.0.0.1:%d' % args.grpc_port

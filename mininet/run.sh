@@ -25,7 +25,7 @@
 #   MININET_EXEC_MIX  loadgen exec-class mix (default 0:100)
 #   MININET_DELAY     auto | netem | serve (how delays are applied; default auto)
 #   MININET_OUT       output directory (default out/mininet)
-#   MININET_SWITCH    bmv2 (default: simple_switch_grpc) | embedded (p4ctl switch)
+#   MININET_SWITCH    bmv2 (default: simple_switch_grpc) | embedded (p4ctl switch) | xdp (p4ctl switch --datapath xdp)
 #   MININET_P4INFO, MININET_BMV2_JSON  override the p4c outputs (default p4src/build/v1model/p4ctl.*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,11 +48,13 @@ bmv2_hint="set P4CTL_BMV2 or put it on PATH"
 [[ -f /opt/p4/env.sh ]] && bmv2_hint="source /opt/p4/env.sh, or set P4CTL_BMV2"
 
 missing=()
-[[ $SWITCH == bmv2 || $SWITCH == embedded ]] || missing+=("a switch MININET_SWITCH=bmv2|embedded (got '$SWITCH')")
+[[ $SWITCH == bmv2 || $SWITCH == embedded || $SWITCH == xdp ]] || missing+=("a switch MININET_SWITCH=bmv2|embedded|xdp (got '$SWITCH')")
 [[ $(id -u) == 0 ]] || missing+=("root")
 /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing+=("Mininet for /usr/bin/python3 (apt-get install mininet)")
 if [[ $SWITCH == bmv2 ]]; then
   [[ -n $BMV2 && -x $BMV2 ]] || missing+=("BMv2 simple_switch_grpc ($bmv2_hint; or MININET_SWITCH=embedded)")
+fi
+if [[ $SWITCH == bmv2 || $SWITCH == xdp ]]; then
   command -v ethtool >/dev/null || missing+=("ethtool")
 fi
 [[ -f $P4INFO && -f $BMV2_JSON ]] || missing+=("p4c outputs $BMV2_JSON and $P4INFO (make p4)")
@@ -105,7 +107,9 @@ rm -f "$OUT"/loadgen-*.json "$OUT"/loadgen-*.txt "$OUT"/serve-* "$OUT"/p4ctl-run
 "$OUT/bin/testbedctl" size -config "$CONFIG" -rate "$RATE" -scale "$SCALE" -exec-mix "$EXEC_MIX" \
   -hour "$HOUR" -hours $((HOURS + 1)) | tee "$OUT/capacity.txt"
 
-if [[ $SWITCH == embedded ]]; then
+if [[ $SWITCH == xdp ]]; then
+  echo "*** starting Mininet with p4ctl's XDP switch ($OUT/bin/p4ctl switch --datapath xdp)"
+elif [[ $SWITCH == embedded ]]; then
   echo "*** starting Mininet with p4ctl's embedded switch ($OUT/bin/p4ctl switch)"
   command -v ethtool >/dev/null || echo "*** (no ethtool: offloads stay on; the embedded switch completes offloaded checksums itself)"
 else

@@ -118,8 +118,8 @@ struct p4_count {
 
 /* The carry: what a recirculated request takes into its next pass, in the
  * frame's XDP metadata (TNA's bridge header, v1model's @field_list), which
- * a veth keeps across the redirect into it. It is read only from frames
- * that arrive on the recirculation veth. An injected frame (p4ctl_inject,
+ * a veth keeps across the redirect into it. It is read only by p4ctl_recirc,
+ * attached to the recirculation veth alone. An injected frame (p4ctl_inject,
  * BPF_PROG_RUN) carries it too, with the ingress port, the pass clock when
  * given, and room for the outcome. */
 struct p4_meta {
@@ -143,7 +143,7 @@ struct p4_config {
 	__u32 pipeline;       /* 1 when a pipeline is bound; else every packet is dropped */
 	__u32 digests;        /* 1 when a controller enabled latency_sample_t */
 	__u32 cpu_port;       /* frames sent to it go to packet_in */
-	__u32 recirc_ifindex; /* the recirculation veth's receiving end: its frames carry a carry */
+	__u32 pad;
 };
 
 /* One latency_sample_t digest, to the Go side through the digests ring. */

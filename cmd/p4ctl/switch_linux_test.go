@@ -153,13 +153,19 @@ func TestSwitchPorts(t *testing.T) {
 // `p4ctl switch --datapath xdp -i 1@sw1 -i 2@sw2`: the XDP program is
 // attached to both interfaces (native XDP on veths), forwards a frame from
 // h1 to h2 as the entries say, and leaves both interfaces when the switch
-// is interrupted.
+// is interrupted. sw1 has interface index 2, the index the recirculation
+// veth's receiving end has in its own namespace: a port is never taken for
+// it (it once was, and its frames were dropped).
 func TestSwitchXDP(t *testing.T) {
-	ns, _ := testnet.Namespace(t, "p4ctl-swxdp")
+	ns, ip := testnet.Namespace(t, "p4ctl-swxdp")
 	if _, err := exec.LookPath("ethtool"); err != nil {
 		t.Skip("ethtool is needed to turn GRO on at h2 (a veth passes XDP-redirected frames only to a peer with GRO or XDP)")
 	}
-	testnet.Veth(t, ns, "sw1", "h1")
+	ip("link", "add", "sw1", "index", "2", "type", "veth", "peer", "name", "h1", "index", "9")
+	ip("link", "set", "dev", "sw1", "up")
+	ip("link", "set", "dev", "h1", "up")
+	testnet.WaitCarrier(t, ns, "sw1")
+	testnet.WaitCarrier(t, ns, "h1")
 	testnet.Veth(t, ns, "sw2", "h2")
 	if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-K", "h2", "gro", "on").CombinedOutput(); err != nil {
 		t.Fatalf("ethtool -K h2 gro on: %v %s", err, out)

@@ -144,12 +144,14 @@ func (a *attachment) makeRecirculation(d *Datapath) error {
 		return r.err
 	}
 	a.recircNS = r.ns
-	return d.setConfig(func(c *bpfobj.P4ctlP4Config) { c.RecircIfindex = uint32(r.rc1) })
+	return nil
 }
 
 // recirculationPair runs in the recirculation namespace: the veth pair up,
-// the program on rc1, rc0 in recirc_port. It returns the namespace (held
-// open) and rc1's index.
+// p4ctl_recirc on rc1, rc0 in recirc_port. It returns the namespace (held
+// open) and rc1's index. (Interface indexes are per namespace: rc1's may
+// equal a port's, which is why the program's role comes from the entry
+// point attached, never from the index.)
 func (a *attachment) recirculationPair(d *Datapath) (*os.File, int, error) {
 	ns, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
 	if err != nil {
@@ -178,9 +180,11 @@ func (a *attachment) recirculationPair(d *Datapath) (*os.File, int, error) {
 		}
 		idx[i] = l.Attrs().Index
 	}
-	if _, err := a.attach(d, idx[1], recircNames[1], false); err != nil {
-		return fail(fmt.Errorf("recirculation port: %w", err))
+	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.P4ctlRecirc, Interface: idx[1], Flags: link.XDPDriverMode})
+	if err != nil {
+		return fail(fmt.Errorf("attach the XDP program to the recirculation port: %w", err))
 	}
+	a.links = append(a.links, l)
 	if err := d.objs.RecircPort.Put(uint32(0), bpfobj.P4ctlBpfDevmapVal{Ifindex: uint32(idx[0])}); err != nil {
 		return fail(fmt.Errorf("recirculation port %s: %w", recircNames[0], err))
 	}

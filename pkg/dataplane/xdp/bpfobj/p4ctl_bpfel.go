@@ -62,12 +62,12 @@ type P4ctlP4Action struct {
 }
 
 type P4ctlP4Config struct {
-	_             structs.HostLayout
-	StartNs       uint64
-	Pipeline      uint32
-	Digests       uint32
-	CpuPort       uint32
-	RecircIfindex uint32
+	_        structs.HostLayout
+	StartNs  uint64
+	Pipeline uint32
+	Digests  uint32
+	CpuPort  uint32
+	Pad      uint32
 }
 
 type P4ctlP4Count struct {
@@ -187,6 +187,7 @@ const (
 	P4ctlMapTxPorts             = "tx_ports"
 	P4ctlProgP4ctlInject        = "p4ctl_inject"
 	P4ctlProgP4ctlPort          = "p4ctl_port"
+	P4ctlProgP4ctlRecirc        = "p4ctl_recirc"
 	P4ctlVarUnusedLatencySample = "unused_latency_sample"
 	P4ctlVarUnusedP4Meta        = "unused_p4_meta"
 	P4ctlVarUnusedPacketInFrame = "unused_packet_in_frame"
@@ -238,6 +239,7 @@ type P4ctlSpecs struct {
 type P4ctlProgramSpecs struct {
 	P4ctlInject *ebpf.ProgramSpec `ebpf:"p4ctl_inject"`
 	P4ctlPort   *ebpf.ProgramSpec `ebpf:"p4ctl_port"`
+	P4ctlRecirc *ebpf.ProgramSpec `ebpf:"p4ctl_recirc"`
 }
 
 // P4ctlMapSpecs contains maps before they are loaded into the kernel.
@@ -400,12 +402,14 @@ type P4ctlVariables struct {
 type P4ctlPrograms struct {
 	P4ctlInject *ebpf.Program `ebpf:"p4ctl_inject"`
 	P4ctlPort   *ebpf.Program `ebpf:"p4ctl_port"`
+	P4ctlRecirc *ebpf.Program `ebpf:"p4ctl_recirc"`
 }
 
 func (p *P4ctlPrograms) Close() error {
 	return _P4ctlClose(
 		p.P4ctlInject,
 		p.P4ctlPort,
+		p.P4ctlRecirc,
 	)
 }
 
