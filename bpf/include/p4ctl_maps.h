@@ -182,10 +182,9 @@ struct packet_in_frame {
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);                  \
 		__uint(max_entries, n);                           \
-		__uint(map_flags, BPF_F_NO_PREALLOC);             \
 		__type(key, ktype);                               \
 		__type(value, vtype);                             \
-	} name SEC(".maps")
+	} name SEC(".maps") /* preallocated: an update allocates nothing */
 #define SLOTTED_MAP(name, n)                              \
 	ARRAY_MAP(name, n, struct p4_slots);                  \
 	ARRAY_MAP(name##_live, n, __u32)

@@ -136,3 +136,28 @@ func (c *Counter) Set(i uint64, packets, bytes uint64) {
 // RECONCILE_AND_COMMIT over a running one, taking its state: a datapath
 // that holds registers and counters itself keeps them.
 func (p *Pipeline) Carried() bool { return p.carried }
+
+// Siblings calls fn for each of t's entries whose exact key fields equal
+// e's (e need not be in t), until fn returns false: in a table with
+// ternary, range or optional fields, the entries a lookup with e's exact
+// fields scans; in other tables, every entry. Call it with the engine's
+// lock held.
+func (t *Table) Siblings(e *Entry, fn func(*Entry) bool) {
+	if t.mode != modeScan {
+		t.Entries(fn)
+		return
+	}
+	var k key2
+	for _, f := range t.hashFields {
+		k.push(e.match[f].value, t.fields[f].width)
+	}
+	g, _ := t.groups.get(k)
+	if g == nil {
+		return
+	}
+	for _, o := range g.entries {
+		if !fn(o) {
+			return
+		}
+	}
+}

@@ -179,3 +179,29 @@ func TestReconcileKeepsPrecedence(t *testing.T) {
 		t.Fatalf("after RECONCILE_AND_COMMIT the winner is %d (hit %v), want 100 (the first inserted)", v, hit)
 	}
 }
+
+// Siblings are the entries with the same exact fields.
+func TestSiblings(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	for i, ev := range []byte{1, 1, 2} {
+		mustWrite(t, e, upd(p4v1.Update_INSERT, te(tTern, int32(i)+1, setAct(uint16(ev)), exact(1, ev), tern(2, []byte{ev}, []byte{0xff}))))
+	}
+	p := e.Acquire()
+	defer e.Release()
+	tb, _ := p.Table("C.tern")
+	count := func(exactValue uint64) int {
+		var probe *Entry
+		tb.Entries(func(o *Entry) bool {
+			if o.Match(0).Value == exactValue {
+				probe = o
+			}
+			return probe == nil
+		})
+		n := 0
+		tb.Siblings(probe, func(*Entry) bool { n++; return true })
+		return n
+	}
+	if a, b := count(1), count(2); a != 2 || b != 1 {
+		t.Fatalf("siblings: %d with e=1, %d with e=2; want 2 and 1", a, b)
+	}
+}

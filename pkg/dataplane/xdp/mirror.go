@@ -205,13 +205,8 @@ func lpmKey(e *engine.Entry) bpfobj.P4ctlLpmV4Key {
 // direct returns the store of a direct table (one map cell per table
 // entry), or nil for the grouped and keyless ones.
 func (d *Datapath) direct(tb *table) store {
-	switch tb.t.Name {
-	case pipeline.TableClientSite:
-		return &mapStore{name: tb.t.Name, m: d.objs.ClientSite, key: func(e *engine.Entry) any { return lpmKey(e) }, newKey: func() any { return new(bpfobj.P4ctlLpmV4Key) }}
-	case pipeline.TableL3Forward:
-		return &mapStore{name: tb.t.Name, m: d.objs.L3Forward, key: func(e *engine.Entry) any { return lpmKey(e) }, newKey: func() any { return new(bpfobj.P4ctlLpmV4Key) }}
-	case pipeline.TableL2Forward:
-		return &mapStore{name: tb.t.Name, m: d.objs.L2Forward, key: func(e *engine.Entry) any { return e.Match(0).Value }, newKey: func() any { return new(uint64) }}
+	if st := d.stores[tb.t.Name]; st != nil {
+		return st
 	}
 	if sl := d.slots[tb.t.Name]; sl != nil {
 		return sl
@@ -219,49 +214,91 @@ func (d *Datapath) direct(tb *table) store {
 	return nil
 }
 
-// store is where a direct table's entries live.
+// makeStores sets up the direct tables held in hash and LPM maps.
+func (d *Datapath) makeStores() {
+	d.stores = map[string]store{
+		pipeline.TableClientSite: newMapStore(pipeline.TableClientSite, d.objs.ClientSite, lpmKey),
+		pipeline.TableL3Forward:  newMapStore(pipeline.TableL3Forward, d.objs.L3Forward, lpmKey),
+		pipeline.TableL2Forward:  newMapStore(pipeline.TableL2Forward, d.objs.L2Forward, func(e *engine.Entry) uint64 { return e.Match(0).Value }),
+	}
+}
+
+// store is where a direct table's entries live. put and del queue their
+// change (a later change of the same key wins); flush writes the queue
+// with BPF's batch commands.
 type store interface {
-	// put writes e's action.
 	put(e *engine.Entry, a *bpfobj.P4ctlP4Action) error
-	// del removes e.
 	del(e *engine.Entry) error
+	flush() error
 	// keyOf is e's key (comparable).
 	keyOf(e *engine.Entry) any
-	// retain removes every entry whose key is not in keep.
+	// retain removes every entry whose key is not in keep (after a flush).
 	retain(keep map[any]bool) error
 }
 
 // mapStore is a hash or LPM map keyed by key(e).
-type mapStore struct {
-	name   string
-	m      *ebpf.Map
-	key    func(*engine.Entry) any
-	newKey func() any // a pointer to a zero key, for iteration
+type mapStore[K comparable] struct {
+	name string
+	m    *ebpf.Map
+	key  func(*engine.Entry) K
+	keys []K
+	vals []bpfobj.P4ctlP4Action
+	at   map[K]int // pending key -> its index in keys
 }
 
-func (s *mapStore) put(e *engine.Entry, a *bpfobj.P4ctlP4Action) error {
-	return s.m.Put(s.key(e), a)
+func newMapStore[K comparable](name string, m *ebpf.Map, key func(*engine.Entry) K) *mapStore[K] {
+	return &mapStore[K]{name: name, m: m, key: key, at: map[K]int{}}
 }
 
-func (s *mapStore) del(e *engine.Entry) error {
-	if err := s.m.Delete(s.key(e)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+func (s *mapStore[K]) put(e *engine.Entry, a *bpfobj.P4ctlP4Action) error {
+	k := s.key(e)
+	if i, ok := s.at[k]; ok {
+		s.vals[i] = *a
+		return nil
+	}
+	s.at[k] = len(s.keys)
+	s.keys = append(s.keys, k)
+	s.vals = append(s.vals, *a)
+	return nil
+}
+
+func (s *mapStore[K]) del(e *engine.Entry) error {
+	k := s.key(e)
+	if _, ok := s.at[k]; ok {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if err := s.m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return err
 	}
 	return nil
 }
 
-func (s *mapStore) keyOf(e *engine.Entry) any { return s.key(e) }
+func (s *mapStore[K]) flush() error {
+	if len(s.keys) == 0 {
+		return nil
+	}
+	_, err := s.m.BatchUpdate(s.keys, s.vals, nil)
+	s.keys, s.vals = s.keys[:0], s.vals[:0]
+	clear(s.at)
+	if err != nil {
+		return fmt.Errorf("table %s: write entries: %w", s.name, err)
+	}
+	return nil
+}
 
-func (s *mapStore) retain(keep map[any]bool) error {
-	var stale []any
+func (s *mapStore[K]) keyOf(e *engine.Entry) any { return s.key(e) }
+
+func (s *mapStore[K]) retain(keep map[any]bool) error {
+	var stale []K
+	var k K
 	var v bpfobj.P4ctlP4Action
-	key := s.newKey()
 	it := s.m.Iterate()
-	for it.Next(key, &v) {
-		if k := derefKey(key); !keep[k] {
+	for it.Next(&k, &v) {
+		if !keep[k] {
 			stale = append(stale, k)
 		}
-		key = s.newKey()
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("table %s: list the map: %w", s.name, err)
@@ -272,18 +309,6 @@ func (s *mapStore) retain(keep map[any]bool) error {
 		}
 	}
 	return nil
-}
-
-func derefKey(k any) any {
-	switch v := k.(type) {
-	case *bpfobj.P4ctlLpmV4Key:
-		return *v
-	case *uint64:
-		return *v
-	case *uint32:
-		return *v
-	}
-	return k
 }
 
 // Groups of the range and ternary tables: one map value per group, rebuilt
@@ -311,19 +336,14 @@ func (d *Datapath) Admit(t *engine.Table, e *engine.Entry) error {
 	switch t.Name {
 	case pipeline.TableSLAFeasibility:
 		site, n := slaSiteOf(e), 0
-		t.Entries(func(o *engine.Entry) bool {
-			if slaSiteOf(o) == site {
-				n++
-			}
-			return true
-		})
+		t.Siblings(e, func(*engine.Entry) bool { n++; return true }) // the entries of e's site
 		if n >= MaxSLAEntriesPerSite {
 			return status.Errorf(codes.ResourceExhausted, "table %s: site %d has %d entries, the XDP program's most per site (docs/XDP.md \"Limits\")",
 				t.Name, site, MaxSLAEntriesPerSite)
 		}
 	case pipeline.TableCarbonRank:
 		g, n := rankGroupOf(e), 0
-		t.Entries(func(o *engine.Entry) bool {
+		t.Siblings(e, func(o *engine.Entry) bool { // the entries of e's epoch
 			if rankGroupOf(o) == g {
 				n++
 			}
@@ -338,11 +358,20 @@ func (d *Datapath) Admit(t *engine.Table, e *engine.Entry) error {
 }
 
 // slaRanges resolves one site's entries, by precedence, into the disjoint
-// intervals sla_feasibility holds.
-func (tb *table) slaRanges(entries []*engine.Entry) (bpfobj.P4ctlSlaRanges, error) {
-	var r bpfobj.P4ctlSlaRanges
-	bounds := []uint64{0}
+// intervals sla_feasibility holds, written into r.
+func (tb *table) slaRanges(entries []*engine.Entry, r *bpfobj.P4ctlSlaRanges) error {
+	// Each entry's action once, then the elementary intervals between the
+	// entries' bounds, each won by the entry that precedes the others.
+	var actsBuf [MaxSLAEntriesPerSite]bpfobj.P4ctlP4Action
+	acts := actsBuf[:0]
+	var boundsBuf [2*MaxSLAEntriesPerSite + 1]uint64
+	bounds := append(boundsBuf[:0], 0)
 	for _, e := range entries {
+		a, err := tb.action(&e.Action)
+		if err != nil {
+			return err
+		}
+		acts = append(acts, a)
 		m := e.Match(1)
 		bounds = append(bounds, m.Low)
 		if m.High+1 < slaEnd {
@@ -351,41 +380,38 @@ func (tb *table) slaRanges(entries []*engine.Entry) (bpfobj.P4ctlSlaRanges, erro
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
+	r.N = 0
 	var prev bpfobj.P4ctlSlaInterval
 	for i, b := range bounds {
-		var win *engine.Entry
-		for _, e := range entries {
-			if m := e.Match(1); m.Low <= b && b <= m.High && (win == nil || e.Precedes(win)) {
-				win = e
+		win := -1
+		for j, e := range entries {
+			if m := e.Match(1); m.Low <= b && b <= m.High && (win < 0 || e.Precedes(entries[win])) {
+				win = j
 			}
 		}
 		iv := bpfobj.P4ctlSlaInterval{Start: uint32(b)}
-		if win != nil {
-			a, err := tb.action(&win.Action)
-			if err != nil {
-				return r, err
-			}
-			iv.Code, iv.Feasible, iv.Nearest = a.Code, a.Feasible, a.Nearest
+		if win >= 0 {
+			iv.Code, iv.Feasible, iv.Nearest = acts[win].Code, acts[win].Feasible, acts[win].Nearest
 		}
 		if i > 0 && iv.Code == prev.Code && iv.Feasible == prev.Feasible && iv.Nearest == prev.Nearest {
 			continue // the same action as the interval before: one interval
 		}
 		if int(r.N) == slaIntervals {
-			return r, fmt.Errorf("table %s: a site's ranges need more than %d intervals", tb.t.Name, slaIntervals)
+			return fmt.Errorf("table %s: a site's ranges need more than %d intervals", tb.t.Name, slaIntervals)
 		}
 		r.Iv[r.N] = iv
 		r.N++
 		prev = iv
 	}
 	for i := int(r.N); i < slaIntervals; i++ {
-		r.Iv[i].Start = slaEnd
+		r.Iv[i] = bpfobj.P4ctlSlaInterval{Start: slaEnd}
 	}
-	return r, nil
+	return nil
 }
 
-// rankGroup sorts one carbon_rank group's entries by precedence into rules.
-func (tb *table) rankGroup(entries []*engine.Entry) (bpfobj.P4ctlRankGroup, error) {
-	var g bpfobj.P4ctlRankGroup
+// rankGroup sorts one carbon_rank group's entries by precedence into
+// rules, written into g.
+func (tb *table) rankGroup(entries []*engine.Entry, g *bpfobj.P4ctlRankGroup) error {
 	entries = slices.Clone(entries)
 	slices.SortFunc(entries, func(a, b *engine.Entry) int {
 		switch {
@@ -397,12 +423,13 @@ func (tb *table) rankGroup(entries []*engine.Entry) (bpfobj.P4ctlRankGroup, erro
 		return 0
 	})
 	if len(entries) > rankRules {
-		return g, fmt.Errorf("table %s: %d entries in one group, the program holds %d", tb.t.Name, len(entries), rankRules)
+		return fmt.Errorf("table %s: %d entries in one group, the program holds %d", tb.t.Name, len(entries), rankRules)
 	}
+	*g = bpfobj.P4ctlRankGroup{}
 	for i, e := range entries {
 		a, err := tb.action(&e.Action)
 		if err != nil {
-			return g, err
+			return err
 		}
 		site, feas := e.Match(1), e.Match(2)
 		r := bpfobj.P4ctlRankRule{Prio: uint32(e.Priority()), Seq: uint32(e.Seq()), Region: a.Region, Code: a.Code}
@@ -415,5 +442,5 @@ func (tb *table) rankGroup(entries []*engine.Entry) (bpfobj.P4ctlRankGroup, erro
 		g.R[i] = r
 	}
 	g.N = uint32(len(entries))
-	return g, nil
+	return nil
 }

@@ -35,22 +35,36 @@ func (d *Datapath) loadGroups(tb *table, ch *engine.Changes) error {
 // deletes the values of groups left empty. touched sees every group
 // written or deleted.
 func loadGrouped[K comparable, V any](tb *table, ch *engine.Changes, m *ebpf.Map, groupOf func(*engine.Entry) K,
-	build func([]*engine.Entry) (V, error), touched func(K)) error {
+	build func([]*engine.Entry, *V) error, touched func(K)) error {
 	want := map[K][]*engine.Entry{}
 	if ch != nil {
+		// The touched groups, from one entry each: a group's entries are
+		// among that entry's siblings (the entries sharing its exact
+		// fields), so a batch reads its groups, not the whole table.
+		reps := map[K]*engine.Entry{}
 		for _, c := range ch.Entries {
 			if c.Table == tb.t {
-				want[groupOf(c.Entry)] = nil
+				reps[groupOf(c.Entry)] = c.Entry
 			}
 		}
-	}
-	tb.t.Entries(func(e *engine.Entry) bool {
-		k := groupOf(e)
-		if _, ok := want[k]; ok || ch == nil {
-			want[k] = append(want[k], e)
+		for k, rep := range reps {
+			want[k] = nil
+			tb.t.Siblings(rep, func(e *engine.Entry) bool {
+				if groupOf(e) == k {
+					want[k] = append(want[k], e)
+				}
+				return true
+			})
 		}
-		return true
-	})
+	} else {
+		tb.t.Entries(func(e *engine.Entry) bool {
+			k := groupOf(e)
+			want[k] = append(want[k], e)
+			return true
+		})
+	}
+	var keys []K
+	var vals []V
 	for k, entries := range want {
 		if touched != nil {
 			touched(k)
@@ -61,12 +75,18 @@ func loadGrouped[K comparable, V any](tb *table, ch *engine.Changes, m *ebpf.Map
 			}
 			continue
 		}
-		v, err := build(entries)
-		if err != nil {
+		var zero V
+		vals = append(vals, zero)
+		if err := build(entries, &vals[len(vals)-1]); err != nil {
 			return err
 		}
-		if err := m.Put(k, &v); err != nil {
-			return fmt.Errorf("table %s: write a group: %w", tb.t.Name, err)
+		keys = append(keys, k)
+	}
+	if len(keys) > 0 {
+		// Each group's value is replaced whole (a hash map's update), so a
+		// lookup sees the group before or after, never between.
+		if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+			return fmt.Errorf("table %s: write %d groups: %w", tb.t.Name, len(keys), err)
 		}
 	}
 	if ch != nil {

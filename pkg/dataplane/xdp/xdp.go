@@ -62,6 +62,7 @@ type Datapath struct {
 	ports *attachment // Attach
 
 	slots    map[string]*slotted // the exact tables held in slotted arrays
+	stores   map[string]store    // the direct tables held in hash and LPM maps
 	defaults *slotted            // table_defaults
 
 	stop   context.CancelFunc
@@ -116,6 +117,7 @@ func Load(env dataplane.DatapathEnv, opts Options) (*Datapath, error) {
 		return nil, loadError(err)
 	}
 	d.makeSlots()
+	d.makeStores()
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		d.objs.Close()
@@ -241,6 +243,16 @@ func (d *Datapath) Apply(p *engine.Pipeline, ch *engine.Changes) error {
 			errs = append(errs, fmt.Errorf("table %s: delete an entry: %w", tb.t.Name, err))
 		}
 	}
+	for _, st := range d.stores {
+		if err := st.flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, st := range d.slots {
+		if err := st.flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for tb := range dirty {
 		if err := d.loadGroups(tb, ch); err != nil {
 			errs = append(errs, err)
@@ -298,6 +310,9 @@ func (d *Datapath) loadTable(tb *table) error {
 	})
 	if firstErr != nil {
 		return firstErr
+	}
+	if err := st.flush(); err != nil {
+		return err
 	}
 	return st.retain(want)
 }
