@@ -188,8 +188,19 @@ func (s *Switch) SetPipeline(ctx context.Context, action p4v1.SetForwardingPipel
 // Pipeline implements p4rtserver.Target.
 func (s *Switch) Pipeline() *p4v1.ForwardingPipelineConfig { return s.eng.Pipeline() }
 
-// Write implements p4rtserver.Target.
+// Write implements p4rtserver.Target. A datapath that keeps its own copy
+// of the state applies a batch entry by entry, as BMv2 and Tofino do: it
+// refuses DATAPLANE_ATOMIC (UNIMPLEMENTED, as the P4Runtime spec asks of a
+// target that cannot provide it); ROLLBACK_ON_ERROR still makes the batch
+// all or nothing.
 func (s *Switch) Write(ctx context.Context, updates []*p4v1.Update, atomicity p4v1.WriteRequest_Atomicity) []error {
+	if s.follow != nil && atomicity == p4v1.WriteRequest_DATAPLANE_ATOMIC {
+		errs := make([]error, len(updates))
+		for i := range errs {
+			errs[i] = status.Error(codes.Unimplemented, "DATAPLANE_ATOMIC: this datapath applies a batch entry by entry; use ROLLBACK_ON_ERROR (all or nothing) or CONTINUE_ON_ERROR")
+		}
+		return errs
+	}
 	return s.eng.Write(ctx, updates, atomicity)
 }
 

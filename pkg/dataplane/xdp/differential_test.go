@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/p4ctl/p4ctl/internal/testing/casesuite"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
@@ -162,5 +164,30 @@ func TestRandomTablesMatchTheGoModel(t *testing.T) {
 			}
 		}
 		compare(t, r, model, prog, 300, "reconciled")
+	}
+}
+
+// The XDP target applies a batch entry by entry: it refuses
+// DATAPLANE_ATOMIC, as the P4Runtime spec asks, and keeps ROLLBACK_ON_ERROR
+// all or nothing.
+func TestDataplaneAtomicRefused(t *testing.T) {
+	sw := newSwitch(t, nil)
+	ups, err := pc.Updates(sw.P4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 0, 0), 8, 1), pc.L3Route(pc.IPv4(10, 0, 0, 0), 8, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range sw.Write(context.Background(), ups[:1], p4v1.WriteRequest_DATAPLANE_ATOMIC) {
+		if status.Code(err) != codes.Unimplemented {
+			t.Fatalf("DATAPLANE_ATOMIC: %v, want UNIMPLEMENTED", err)
+		}
+	}
+	errs := sw.Write(context.Background(), ups, p4v1.WriteRequest_ROLLBACK_ON_ERROR) // the second is a duplicate
+	if status.Code(errs[0]) != codes.Aborted || status.Code(errs[1]) != codes.AlreadyExists {
+		t.Fatalf("ROLLBACK_ON_ERROR: %v", errs)
+	}
+	frame := pc.Bytes(pc.Request(pc.Client(1), 1, 100, 0))
+	frame[14+20+2], frame[14+20+3] = 0, 53 // plain UDP to 10.255.0.1: l3_forward
+	if out := sw.Inject(1, frame); out.Verdict.String() != pc.Dropped {
+		t.Fatalf("a rolled-back route forwards: %s to port %d", out.Verdict, out.Port)
 	}
 }
