@@ -310,9 +310,7 @@ static __always_inline int run(struct xdp_md *ctx, struct pass *ps, const struct
 		__u16 site = 0;
 		__u8 epoch = 0;
 
-		a = lpm_v4(&client_site, pkt + IP_OFF + 12, P4CTL_TABLE_CLIENT_SITE);
-		if (a->code == P4CTL_ACT_CLIENT_SITE_SET_CLIENT_SITE)
-			site = a->site;
+		site = site_lookup(be32_at(pkt + IP_OFF + 12));
 		put16(hdr + H_SITE, site);
 		if (ps->carry & P4CTL_CARRY_SPILL) {
 			cand = ps->cand;
@@ -554,6 +552,8 @@ int p4ctl_inject(struct xdp_md *ctx)
 	run_pass(ctx, &ps, cfg);
 	if (!(mode & P4CTL_INJECT_REPORT))
 		return send(ctx, &ps, cfg);
+	if (mode & P4CTL_INJECT_KEEP)
+		return XDP_PASS; /* a benchmark repeating the same pass */
 	/* Report: the outcome and the next pass's carry, in the metadata. */
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)

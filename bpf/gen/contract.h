@@ -148,6 +148,7 @@
 #define P4CTL_CARRY_NACK_RELEASE                 16
 #define P4CTL_INJECT_REPORT                      1
 #define P4CTL_INJECT_CLOCK                       2
+#define P4CTL_INJECT_KEEP                        4
 #define P4CTL_OUT_DROP                           0
 #define P4CTL_OUT_FORWARD                        1
 #define P4CTL_OUT_NACK                           2

@@ -55,11 +55,30 @@ struct p4_slots {
 	struct p4_action a[2];
 };
 
-/* LPM key of client_site and l3_forward: the address in wire order, as the
+/* LPM key of l3_forward: the address in wire order, as the
  * trie compares it (most significant bit first). */
 struct lpm_v4_key {
 	__u32 prefixlen;
 	__u8 addr[4];
+};
+
+/* client_site: its prefixes resolved, longest first, into the disjoint
+ * address intervals they cover, sorted by start (start[0] = 0), each with
+ * the site and the action's code of the prefix that wins it (code 0: no
+ * prefix, a miss). The unused tail starts at 0xFFFFFFFF with the last
+ * interval's value, so that the search needs no count. A lookup is a
+ * binary search of P4CTL_SITE_SEARCH steps in 16 KiB of starts that stay
+ * in cache, where a trie walk chases a pointer per level. The whole table
+ * is one value of two sets; client_site_live says which set packets read,
+ * so a change flips it whole (struct p4_slots' discipline). */
+#define P4CTL_SITE_SEARCH 12
+#define P4CTL_SITE_INTERVALS (1 << P4CTL_SITE_SEARCH)
+struct site_set {
+	__u32 start[P4CTL_SITE_INTERVALS];
+	__u32 site[P4CTL_SITE_INTERVALS];   /* code << 16 | site */
+};
+struct site_table {
+	struct site_set set[2];
 };
 
 /* sla_feasibility: one value per site, its entries' ranges resolved by
@@ -201,7 +220,8 @@ struct packet_in_frame {
  * entry changes as a whole: a hash or LPM map's replace, a slotted array's
  * flip (struct p4_slots). Exact tables with keys of 8 or 16 bits are
  * slotted arrays indexed by the key. */
-LPM_MAP(client_site, P4CTL_SIZE_CLIENT_SITE);
+ARRAY_MAP(client_site, 1, struct site_table);
+ARRAY_MAP(client_site_live, 1, __u32);
 HASH_MAP(sla_feasibility, P4CTL_SIZE_SLA_FEASIBILITY, __u32, struct sla_ranges);
 HASH_MAP(carbon_rank, P4CTL_SIZE_CARBON_RANK, struct rank_key, struct rank_group);
 ARRAY_MAP(carbon_rank_kinds, 256, __u32);      /* per epoch: bit k set when a group of kind k exists */

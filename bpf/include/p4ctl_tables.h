@@ -46,6 +46,38 @@ static __always_inline const struct p4_action *lpm_v4(void *map, const __u8 *add
 	return or_default(bpf_map_lookup_elem(map, &k), t);
 }
 
+/* client_site(src): the site of the interval holding src, by binary
+ * search; 0 when the default runs (a miss) or the entry's action is
+ * NoAction. */
+static __always_inline __u16 site_lookup(__u32 src)
+{
+	__u32 k = 0, i = 0;
+	const struct site_table *tbl = bpf_map_lookup_elem(&client_site, &k);
+	const __u32 *live = bpf_map_lookup_elem(&client_site_live, &k);
+	const struct site_set *set;
+	const struct p4_action *a;
+	__u32 v;
+
+	if (!tbl || !live)
+		return 0;
+	set = &tbl->set[*live & 1];
+#pragma unroll
+	for (__u32 step = P4CTL_SITE_INTERVALS / 2; step > 0; step >>= 1) {
+		__u32 j = (i + step) & (P4CTL_SITE_INTERVALS - 1);
+		if (set->start[j] <= src)
+			i = j;
+	}
+	v = set->site[i & (P4CTL_SITE_INTERVALS - 1)];
+	switch (v >> 16) {
+	case P4CTL_ACT_CLIENT_SITE_SET_CLIENT_SITE:
+		return (__u16)v;
+	case 0: /* a miss: the default action */
+		a = table_default(P4CTL_TABLE_CLIENT_SITE);
+		return a->code == P4CTL_ACT_CLIENT_SITE_SET_CLIENT_SITE ? a->site : 0;
+	}
+	return 0;
+}
+
 /* sla_feasibility(site, sla_ms): the interval of site's ranges holding
  * sla_ms; *code 0 when no entry covers it (then the default runs). */
 static __always_inline void sla_lookup(__u16 site, __u16 sla, __u32 *feasible, __u8 *nearest)

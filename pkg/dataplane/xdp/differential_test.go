@@ -82,6 +82,26 @@ func randomTables(r *rand.Rand) []pc.Entry {
 		}
 		es = append(es, e)
 	}
+	// Nested and overlapping client prefixes of every length, some
+	// NoAction, sometimes a default route (the LPM field omitted).
+	seenPfx := map[[2]uint64]bool{{uint64(pc.IPv4(10, 0, 1, 0)), 24}: true, {uint64(pc.IPv4(10, 0, 2, 0)), 24}: true, {uint64(pc.IPv4(10, 0, 3, 0)), 24}: true}
+	for range 30 {
+		plen := []int{8, 12, 16, 20, 22, 24, 26, 28, 30, 32}[r.IntN(10)]
+		addr := pc.IPv4(10, 0, byte(r.IntN(4)), byte(r.IntN(256))) &^ (1<<(32-plen) - 1)
+		if seenPfx[[2]uint64{uint64(addr), uint64(plen)}] {
+			continue
+		}
+		seenPfx[[2]uint64{uint64(addr), uint64(plen)}] = true
+		e := pc.ClientSite(addr, plen, uint16(1+r.IntN(3)))
+		if r.IntN(8) == 0 {
+			e.Action, e.Params = pipeline.ActionNoAction, nil
+		}
+		es = append(es, e)
+	}
+	if r.IntN(2) == 0 {
+		es = append(es, pc.Entry{Table: pipeline.TableClientSite, Action: pipeline.ActionSetClientSite,
+			Params: []pc.Param{{Name: pipeline.ParamSite, Value: 2}}}) // 0.0.0.0/0: the LPM field omitted
+	}
 	if r.IntN(2) == 0 {
 		es = append(es, pc.ActiveEpoch(1))
 	}
@@ -97,7 +117,12 @@ func compare(t *testing.T, r *rand.Rand, model, prog *dataplane.Switch, n int, w
 	t.Helper()
 	for i := range n {
 		site := uint8(1 + r.IntN(3))
-		frame := pc.Bytes(pc.Request(pc.Client(site), uint32(i), uint16(r.IntN(800)), 0))
+		client := pc.Client(site)
+		client.IP = pc.IPv4(10, 0, byte(r.IntN(4)), byte(r.IntN(256))) // anywhere in the random prefixes
+		if r.IntN(10) == 0 {
+			client.IP = pc.IPv4(192, 0, 2, byte(r.IntN(256))) // no prefix but the default route's
+		}
+		frame := pc.Bytes(pc.Request(client, uint32(i), uint16(r.IntN(800)), 0))
 		a, b := model.Inject(1, frame), prog.Inject(1, frame)
 		if a.Verdict != b.Verdict || a.Reason != b.Reason || a.Port != b.Port || !bytes.Equal(a.Frame, b.Frame) {
 			t.Fatalf("%s, request %d (site %d): Go model %s %s port %d, XDP %s %s port %d\nGo:  % x\nXDP: % x",
@@ -132,7 +157,7 @@ func TestRandomTablesMatchTheGoModel(t *testing.T) {
 		var change []*p4v1.Update
 		for i, u := range ups {
 			tb := entries[i].Table
-			if entries[i].Default || (tb != pipeline.TableSLAFeasibility && tb != pipeline.TableCarbonRank) {
+			if entries[i].Default || (tb != pipeline.TableSLAFeasibility && tb != pipeline.TableCarbonRank && tb != pipeline.TableClientSite) {
 				continue
 			}
 			switch r.IntN(3) {

@@ -17,6 +17,8 @@ import (
 // the groups ch touched, or all of them when ch is nil.
 func (d *Datapath) loadGroups(tb *table, ch *engine.Changes) error {
 	switch tb.t.Name {
+	case pipeline.TableClientSite:
+		return d.loadSites(tb)
 	case pipeline.TableSLAFeasibility:
 		return loadGrouped(tb, ch, d.objs.SlaFeasibility, slaSiteOf, tb.slaRanges, nil)
 	case pipeline.TableCarbonRank:

@@ -64,6 +64,7 @@ type Datapath struct {
 	slots    map[string]*slotted // the exact tables held in slotted arrays
 	stores   map[string]store    // the direct tables held in hash and LPM maps
 	defaults *slotted            // table_defaults
+	sites    siteTable           // client_site
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -287,7 +288,7 @@ func (d *Datapath) loadTable(tb *table) error {
 	switch tb.t.Name {
 	case pipeline.TableActiveEpoch:
 		return nil
-	case pipeline.TableSLAFeasibility, pipeline.TableCarbonRank:
+	case pipeline.TableClientSite, pipeline.TableSLAFeasibility, pipeline.TableCarbonRank:
 		return d.loadGroups(tb, nil)
 	}
 	st := d.direct(tb)

@@ -132,6 +132,17 @@ type P4ctlRankRule struct {
 	Pad    uint16
 }
 
+type P4ctlSiteSet struct {
+	_     structs.HostLayout
+	Start [4096]uint32
+	Site  [4096]uint32
+}
+
+type P4ctlSiteTable struct {
+	_   structs.HostLayout
+	Set [2]P4ctlSiteSet
+}
+
 type P4ctlSlaInterval struct {
 	_        structs.HostLayout
 	Start    uint32
@@ -155,6 +166,7 @@ const (
 	P4ctlMapCarbonRank          = "carbon_rank"
 	P4ctlMapCarbonRankKinds     = "carbon_rank_kinds"
 	P4ctlMapClientSite          = "client_site"
+	P4ctlMapClientSiteLive      = "client_site_live"
 	P4ctlMapConfig              = "config"
 	P4ctlMapDatapathStats       = "datapath_stats"
 	P4ctlMapDigests             = "digests"
@@ -249,6 +261,7 @@ type P4ctlMapSpecs struct {
 	CarbonRank         *ebpf.MapSpec `ebpf:"carbon_rank"`
 	CarbonRankKinds    *ebpf.MapSpec `ebpf:"carbon_rank_kinds"`
 	ClientSite         *ebpf.MapSpec `ebpf:"client_site"`
+	ClientSiteLive     *ebpf.MapSpec `ebpf:"client_site_live"`
 	Config             *ebpf.MapSpec `ebpf:"config"`
 	DatapathStats      *ebpf.MapSpec `ebpf:"datapath_stats"`
 	Digests            *ebpf.MapSpec `ebpf:"digests"`
@@ -315,6 +328,7 @@ type P4ctlMaps struct {
 	CarbonRank         *ebpf.Map `ebpf:"carbon_rank"`
 	CarbonRankKinds    *ebpf.Map `ebpf:"carbon_rank_kinds"`
 	ClientSite         *ebpf.Map `ebpf:"client_site"`
+	ClientSiteLive     *ebpf.Map `ebpf:"client_site_live"`
 	Config             *ebpf.Map `ebpf:"config"`
 	DatapathStats      *ebpf.Map `ebpf:"datapath_stats"`
 	Digests            *ebpf.Map `ebpf:"digests"`
@@ -352,6 +366,7 @@ func (m *P4ctlMaps) Close() error {
 		m.CarbonRank,
 		m.CarbonRankKinds,
 		m.ClientSite,
+		m.ClientSiteLive,
 		m.Config,
 		m.DatapathStats,
 		m.Digests,

@@ -40,9 +40,10 @@ var carryNames = [...]string{"forced", "region_held", "spill", "exhausted", "nac
 const (
 	InjectReport = 1 << iota // do not send: report the outcome in the metadata
 	InjectClock              // use p4_meta.now as the pass clock
+	InjectKeep               // with InjectReport: leave the metadata as it came (a repeated run redoes the same pass)
 )
 
-var injectNames = [...]string{"report", "clock"}
+var injectNames = [...]string{"report", "clock", "keep"}
 
 // Outcomes of a pass (p4_meta.outcome when reported).
 const (
