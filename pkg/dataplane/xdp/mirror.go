@@ -217,8 +217,8 @@ func (d *Datapath) direct(tb *table) store {
 // makeStores sets up the direct tables held in hash and LPM maps.
 func (d *Datapath) makeStores() {
 	d.stores = map[string]store{
-		pipeline.TableL3Forward:  newMapStore(pipeline.TableL3Forward, d.objs.L3Forward, lpmKey),
-		pipeline.TableL2Forward:  newMapStore(pipeline.TableL2Forward, d.objs.L2Forward, func(e *engine.Entry) uint64 { return e.Match(0).Value }),
+		pipeline.TableL3Forward: newMapStore(pipeline.TableL3Forward, d.objs.L3Forward, lpmKey),
+		pipeline.TableL2Forward: newMapStore(pipeline.TableL2Forward, d.objs.L2Forward, func(e *engine.Entry) uint64 { return e.Match(0).Value }),
 	}
 }
 
