@@ -82,21 +82,21 @@ struct site_table {
 };
 
 /* sla_feasibility: one value per site, its entries' ranges resolved by
- * priority into disjoint intervals sorted by start (iv[0].start = 0; the
- * unused tail has start = 0x10000, above every sla_ms). A request's sla_ms
- * falls in the last interval whose start is ≤ it (a binary search of
- * log2(P4CTL_SLA_INTERVALS) steps). code 0: no entry covers it (a miss). */
+ * priority into disjoint intervals sorted by start (start[0] = 0; the
+ * unused tail has start = 0xFFFF and the last interval's value, so that
+ * the search needs no count). A request's sla_ms falls in the last
+ * interval whose start is ≤ it: a binary search of log2(P4CTL_SLA_INTERVALS)
+ * steps over the 256 bytes of starts, then one read of the interval's
+ * value. code 0: no entry covers it (a miss). */
 #define P4CTL_SLA_INTERVALS 128
 struct sla_interval {
-	__u32 start;
 	__u32 feasible;
 	__u8 nearest;
 	__u8 code;
 	__u16 pad;
 };
 struct sla_ranges {
-	__u32 n;
-	__u32 pad;
+	__u16 start[P4CTL_SLA_INTERVALS];
 	struct sla_interval iv[P4CTL_SLA_INTERVALS];
 };
 

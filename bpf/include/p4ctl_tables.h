@@ -93,7 +93,7 @@ static __always_inline void sla_lookup(__u16 site, __u16 sla, __u32 *feasible, _
 #pragma unroll
 		for (__u32 step = P4CTL_SLA_INTERVALS / 2; step > 0; step >>= 1) {
 			__u32 j = (i + step) & (P4CTL_SLA_INTERVALS - 1);
-			if (r->iv[j].start <= sla)
+			if (r->start[j] <= sla)
 				i = j;
 		}
 		i &= P4CTL_SLA_INTERVALS - 1;

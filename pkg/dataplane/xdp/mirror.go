@@ -34,7 +34,7 @@ const (
 const (
 	slaIntervals = len(bpfobj.P4ctlSlaRanges{}.Iv)
 	rankRules    = len(bpfobj.P4ctlRankGroup{}.R)
-	slaEnd       = 1 << pipeline.WidthSLA // the start of an unused interval
+	slaEnd       = 1<<pipeline.WidthSLA - 1 // the start of the unused tail, which repeats the last interval
 )
 
 // table is one P4Info table of the running pipeline and how its actions
@@ -373,14 +373,13 @@ func (tb *table) slaRanges(entries []*engine.Entry, r *bpfobj.P4ctlSlaRanges) er
 		acts = append(acts, a)
 		m := e.Match(1)
 		bounds = append(bounds, m.Low)
-		if m.High+1 < slaEnd {
+		if m.High < slaEnd {
 			bounds = append(bounds, m.High+1)
 		}
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
-	r.N = 0
-	var prev bpfobj.P4ctlSlaInterval
+	n := 0
 	for i, b := range bounds {
 		win := -1
 		for j, e := range entries {
@@ -388,22 +387,21 @@ func (tb *table) slaRanges(entries []*engine.Entry, r *bpfobj.P4ctlSlaRanges) er
 				win = j
 			}
 		}
-		iv := bpfobj.P4ctlSlaInterval{Start: uint32(b)}
+		var iv bpfobj.P4ctlSlaInterval
 		if win >= 0 {
 			iv.Code, iv.Feasible, iv.Nearest = acts[win].Code, acts[win].Feasible, acts[win].Nearest
 		}
-		if i > 0 && iv.Code == prev.Code && iv.Feasible == prev.Feasible && iv.Nearest == prev.Nearest {
+		if i > 0 && iv == r.Iv[n-1] {
 			continue // the same action as the interval before: one interval
 		}
-		if int(r.N) == slaIntervals {
+		if n == slaIntervals {
 			return fmt.Errorf("table %s: a site's ranges need more than %d intervals", tb.t.Name, slaIntervals)
 		}
-		r.Iv[r.N] = iv
-		r.N++
-		prev = iv
+		r.Start[n], r.Iv[n] = uint16(b), iv
+		n++
 	}
-	for i := int(r.N); i < slaIntervals; i++ {
-		r.Iv[i] = bpfobj.P4ctlSlaInterval{Start: slaEnd}
+	for i := n; i < slaIntervals; i++ {
+		r.Start[i], r.Iv[i] = slaEnd, r.Iv[n-1]
 	}
 	return nil
 }

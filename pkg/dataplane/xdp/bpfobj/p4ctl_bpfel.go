@@ -145,7 +145,6 @@ type P4ctlSiteTable struct {
 
 type P4ctlSlaInterval struct {
 	_        structs.HostLayout
-	Start    uint32
 	Feasible uint32
 	Nearest  uint8
 	Code     uint8
@@ -153,10 +152,9 @@ type P4ctlSlaInterval struct {
 }
 
 type P4ctlSlaRanges struct {
-	_   structs.HostLayout
-	N   uint32
-	Pad uint32
-	Iv  [128]P4ctlSlaInterval
+	_     structs.HostLayout
+	Start [128]uint16
+	Iv    [128]P4ctlSlaInterval
 }
 
 // Names of all BPF objects in the ELF.
