@@ -138,11 +138,11 @@ SOAK_DURATION ?= 10m
 SOAK_HOURS ?=
 
 .PHONY: soak
-soak: deps ## Soak with faults: controller and switch kills/restarts, carbon outages, delayed P4Runtime (SOAK_DURATION=10m, SOAK_HOURS)
+soak: deps ## Soak with faults: controller and switch kills/restarts (one switch the XDP program, as root), carbon outages, delayed P4Runtime (SOAK_DURATION=10m, SOAK_HOURS)
 	P4CTL_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_HOURS=$(SOAK_HOURS) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./internal/soak
 
 .PHONY: mininet
-mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_SWITCH=embedded on p4ctl switch, MININET_DURATION=30s for a short run
+mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_SWITCH=embedded|xdp on p4ctl switch [--datapath xdp], MININET_DURATION=30s for a short run
 	@mininet/run.sh
 
 .PHONY: clean

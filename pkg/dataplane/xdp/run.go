@@ -138,7 +138,8 @@ func (d *Datapath) Transmit(frame []byte, inPort uint32) error {
 		return dataplane.ErrNoPorts
 	}
 	if len(frame) < ethLen {
-		return fmt.Errorf("transmit: a %d-byte frame is shorter than an Ethernet header", len(frame))
+		d.Process(frame, inPort) // malformed, counted, as the program would
+		return nil
 	}
 	meta := bpfobj.P4ctlP4Meta{Magic: contract.MetaMagic, InPort: uint16(inPort)}
 	in := make([]byte, metaLen+len(frame))
