@@ -129,6 +129,17 @@ struct rank_group {
 	struct rank_rule r[P4CTL_RANK_RULES];
 };
 
+/* Register cells that CPUs update at once, one cache line each, so that
+ * two regions' or two servers' cells never share a line. */
+struct line32 {
+	__u32 v;
+	__u8 pad[60];
+};
+struct line64 {
+	__u64 v;
+	__u8 pad[56];
+};
+
 /* A counter cell. */
 struct p4_count {
 	__u64 packets;
@@ -237,9 +248,9 @@ HASH_MAP(l2_forward, P4CTL_SIZE_L2_FORWARD, __u64, struct p4_action);
 SLOTTED_MAP(table_defaults, P4CTL_NUM_TABLES);
 
 /* Registers (written by the program, one atomic step per cell). */
-ARRAY_MAP(server_credit, P4CTL_MAX_SERVERS, __u64);     /* server_credit_<k>[i] at k * SLOT_CELLS + i */
+ARRAY_MAP(server_credit, P4CTL_MAX_SERVERS, struct line64); /* server_credit_<k>[i] at k * SLOT_CELLS + i */
 ARRAY_MAP(server_work_us, P4CTL_MAX_SERVERS, __u32);
-ARRAY_MAP(region_outstanding, P4CTL_MAX_REGIONS, __u32);
+ARRAY_MAP(region_outstanding, P4CTL_MAX_REGIONS, struct line32);
 ARRAY_MAP(latency_probe, P4CTL_SIZE_LATENCY_PROBE, __u64);
 
 /* Counters (per CPU; the Go side sums them). */

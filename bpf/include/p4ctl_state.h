@@ -53,10 +53,12 @@ static __always_inline void count(void *map, __u32 idx, __u32 bytes)
  * now holds a region credit. */
 STEP int region_acquire(__u32 r, __u32 capacity, __u32 force)
 {
-	__u32 *v = bpf_map_lookup_elem(&region_outstanding, &r);
+	struct line32 *l = bpf_map_lookup_elem(&region_outstanding, &r);
+	__u32 *v;
 
-	if (!v)
+	if (!l)
 		return 0;
+	v = &l->v;
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)v;
 
@@ -72,10 +74,12 @@ STEP int region_acquire(__u32 r, __u32 capacity, __u32 force)
 /* pipeline.RegionRelease. */
 STEP int region_release(__u32 r)
 {
-	__u32 *v = bpf_map_lookup_elem(&region_outstanding, &r);
+	struct line32 *l = bpf_map_lookup_elem(&region_outstanding, &r);
+	__u32 *v;
 
-	if (!v)
+	if (!l)
 		return 0;
+	v = &l->v;
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)v;
 
@@ -95,10 +99,12 @@ STEP int region_release(__u32 r)
 STEP __u64 claim(__u32 s, __u32 threshold, __u32 expiry, __u32 tick)
 {
 	__u32 idx = credit_index(s);
-	__u64 *cell = bpf_map_lookup_elem(&server_credit, &idx);
+	struct line64 *l = bpf_map_lookup_elem(&server_credit, &idx);
+	__u64 *cell;
 
-	if (!cell)
+	if (!l)
 		return threshold;
+	cell = &l->v;
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u64 old = *(volatile __u64 *)cell, next;
 		__u32 out = cell_outstanding(old);
@@ -123,10 +129,12 @@ STEP __u64 claim(__u32 s, __u32 threshold, __u32 expiry, __u32 tick)
 STEP int credit_release(__u32 s, __u32 tick)
 {
 	__u32 idx = credit_index(s);
-	__u64 *cell = bpf_map_lookup_elem(&server_credit, &idx);
+	struct line64 *l = bpf_map_lookup_elem(&server_credit, &idx);
+	__u64 *cell;
 
-	if (!cell)
+	if (!l)
 		return 0;
+	cell = &l->v;
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u64 old = *(volatile __u64 *)cell;
 		__u32 out = cell_outstanding(old);
@@ -179,9 +187,9 @@ STEP int work_release(__u32 s, __u32 cost)
 static __always_inline void load(__u16 s, bool expiry, __u32 tick, __u32 *out, __u32 *work)
 {
 	__u32 idx = credit_index(s), widx = s & (P4CTL_MAX_SERVERS - 1);
-	__u64 *cell = bpf_map_lookup_elem(&server_credit, &idx);
+	struct line64 *cell = bpf_map_lookup_elem(&server_credit, &idx);
 	__u32 *w = bpf_map_lookup_elem(&server_work_us, &widx);
-	__u64 v = cell ? *(volatile __u64 *)cell : 0;
+	__u64 v = cell ? *(volatile __u64 *)&cell->v : 0;
 
 	*out = 0;
 	*work = 0;

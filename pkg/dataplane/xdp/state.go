@@ -144,27 +144,8 @@ func creditCell(slot int, i uint64) uint32 { return uint32(slot*pipeline.SlotCel
 
 // zeroState zeroes every register and counter (a fresh pipeline).
 func (d *Datapath) zeroState() error {
-	for _, m := range []struct {
-		m *ebpf.Map
-		n int
-		w int
-	}{
-		{d.objs.ServerCredit, pipeline.MaxServers, 8},
-		{d.objs.ServerWorkUs, pipeline.MaxServers, 4},
-		{d.objs.RegionOutstanding, pipeline.MaxRegions, 4},
-		{d.objs.LatencyProbe, pipeline.SizeLatencyProbe, 8},
-	} {
-		keys := make([]uint32, m.n)
-		for i := range keys {
-			keys[i] = uint32(i)
-		}
-		var err error
-		if m.w == 8 {
-			_, err = m.m.BatchUpdate(keys, make([]uint64, m.n), nil)
-		} else {
-			_, err = m.m.BatchUpdate(keys, make([]uint32, m.n), nil)
-		}
-		if err != nil {
+	for _, rm := range d.registerMaps() {
+		if err := rm.write(0, make([]uint64, rm.m.MaxEntries())); err != nil {
 			return fmt.Errorf("zero the XDP registers: %w", err)
 		}
 	}
@@ -203,27 +184,16 @@ func (d *Datapath) counterMaps() []counterMap {
 // maps (a counter's value goes to the first CPU's cell, the others' to 0).
 func (d *Datapath) writeState(h *handles, regs []*engine.Register, ctrs []*engine.Counter) error {
 	for _, r := range regs {
-		switch {
-		case r == h.work:
-			if err := putArray32(d.objs.ServerWorkUs, 0, r); err != nil {
-				return err
-			}
-		case r == h.regionOut:
-			if err := putArray32(d.objs.RegionOutstanding, 0, r); err != nil {
-				return err
-			}
-		case r == h.probe:
-			if err := putArray64(d.objs.LatencyProbe, 0, r); err != nil {
-				return err
-			}
-		default:
-			for k, c := range h.credit {
-				if r == c {
-					if err := putArray64(d.objs.ServerCredit, creditCell(k, 0), r); err != nil {
-						return err
-					}
-				}
-			}
+		rm, offset, ok := d.registerMap(h, r)
+		if !ok {
+			continue
+		}
+		vals := make([]uint64, r.Size)
+		for i := range vals {
+			vals[i] = r.Read(uint64(i))
+		}
+		if err := rm.write(offset, vals); err != nil {
+			return fmt.Errorf("write register %s: %w", r.Name, err)
 		}
 	}
 	for _, c := range ctrs {
@@ -241,46 +211,6 @@ func (d *Datapath) writeState(h *handles, regs []*engine.Register, ctrs []*engin
 		}
 	}
 	return nil
-}
-
-func putArray32(m *ebpf.Map, offset uint32, r *engine.Register) error {
-	keys, vals := make([]uint32, r.Size), make([]uint32, r.Size)
-	for i := range keys {
-		keys[i], vals[i] = offset+uint32(i), uint32(r.Read(uint64(i)))
-	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		return fmt.Errorf("write register %s: %w", r.Name, err)
-	}
-	return nil
-}
-
-func putArray64(m *ebpf.Map, offset uint32, r *engine.Register) error {
-	keys, vals := make([]uint32, r.Size), make([]uint64, r.Size)
-	for i := range keys {
-		keys[i], vals[i] = offset+uint32(i), r.Read(uint64(i))
-	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		return fmt.Errorf("write register %s: %w", r.Name, err)
-	}
-	return nil
-}
-
-// readArray reads n cells of an array map from its start.
-func readArray[V any](m *ebpf.Map, n int) ([]V, error) {
-	keys, vals := make([]uint32, n), make([]V, n)
-	var cursor ebpf.MapBatchCursor
-	got := 0
-	for got < n {
-		c, err := m.BatchLookup(&cursor, keys[got:], vals[got:], nil)
-		got += c
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return vals, nil
 }
 
 // readPerCPU reads n cells of a per-CPU array map: cell i of CPU c at
@@ -310,22 +240,28 @@ func (d *Datapath) Sync(p *engine.Pipeline, name string, index int64) error {
 	if h == nil || h.p != p {
 		return nil
 	}
-	for k, r := range h.credit {
-		if name == "" || name == r.Name {
-			if err := syncRegister(d.objs.ServerCredit, creditCell(k, 0), r, index, 8); err != nil {
-				return err
-			}
+	for _, r := range append(h.credit[:], h.work, h.regionOut, h.probe) {
+		if name != "" && name != r.Name {
+			continue
 		}
-	}
-	for _, a := range []struct {
-		m *ebpf.Map
-		r *engine.Register
-		w int
-	}{{d.objs.ServerWorkUs, h.work, 4}, {d.objs.RegionOutstanding, h.regionOut, 4}, {d.objs.LatencyProbe, h.probe, 8}} {
-		if name == "" || name == a.r.Name {
-			if err := syncRegister(a.m, 0, a.r, index, a.w); err != nil {
-				return err
+		rm, offset, _ := d.registerMap(h, r)
+		if index >= 0 {
+			if index >= int64(r.Size) {
+				continue
 			}
+			v, err := rm.read(offset+uint32(index), 1)
+			if err != nil {
+				return fmt.Errorf("read register %s[%d]: %w", r.Name, index, err)
+			}
+			r.Write(uint64(index), v[0])
+			continue
+		}
+		v, err := rm.read(offset, r.Size)
+		if err != nil {
+			return fmt.Errorf("read register %s: %w", r.Name, err)
+		}
+		for i, x := range v {
+			r.Write(uint64(i), x)
 		}
 	}
 	for _, cm := range d.counterMaps() {
@@ -364,49 +300,6 @@ func sumCPUs(v []bpfobj.P4ctlP4Count) (packets, bytes uint64) {
 		bytes += c.Bytes
 	}
 	return packets, bytes
-}
-
-// syncRegister copies register r (its cells at offset in m, width w bytes)
-// into the engine: cell index, or all when index < 0.
-func syncRegister(m *ebpf.Map, offset uint32, r *engine.Register, index int64, w int) error {
-	if index >= 0 {
-		if index >= int64(r.Size) {
-			return nil
-		}
-		var v uint64
-		var err error
-		if w == 8 {
-			err = m.Lookup(offset+uint32(index), &v)
-		} else {
-			var v32 uint32
-			err = m.Lookup(offset+uint32(index), &v32)
-			v = uint64(v32)
-		}
-		if err != nil {
-			return fmt.Errorf("read register %s[%d]: %w", r.Name, index, err)
-		}
-		r.Write(uint64(index), v)
-		return nil
-	}
-	n := int(offset) + r.Size
-	if w == 8 {
-		v, err := readArray[uint64](m, n)
-		if err != nil {
-			return fmt.Errorf("read register %s: %w", r.Name, err)
-		}
-		for i := 0; i < r.Size; i++ {
-			r.Write(uint64(i), v[int(offset)+i])
-		}
-		return nil
-	}
-	v, err := readArray[uint32](m, n)
-	if err != nil {
-		return fmt.Errorf("read register %s: %w", r.Name, err)
-	}
-	for i := 0; i < r.Size; i++ {
-		r.Write(uint64(i), uint64(v[int(offset)+i]))
-	}
-	return nil
 }
 
 // Stats returns the datapath's own counts (contract.StatName), summed over

@@ -30,6 +30,18 @@ type P4ctlLatencySample struct {
 	Lost   uint8
 }
 
+type P4ctlLine32 struct {
+	_   structs.HostLayout
+	V   uint32
+	Pad [60]uint8
+}
+
+type P4ctlLine64 struct {
+	_   structs.HostLayout
+	V   uint64
+	Pad [56]uint8
+}
+
 type P4ctlLpmV4Key struct {
 	_         structs.HostLayout
 	Prefixlen uint32
