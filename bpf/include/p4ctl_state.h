@@ -59,6 +59,11 @@ STEP int region_acquire(__u32 r, __u32 capacity, __u32 force)
 	if (!l)
 		return 0;
 	v = &l->v;
+	if (force || capacity == 0) {
+		/* nothing to refuse: one atomic add, no retry */
+		__sync_fetch_and_add(v, 1);
+		return 1;
+	}
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)v;
 
@@ -151,14 +156,21 @@ STEP int credit_release(__u32 s, __u32 tick)
 STEP int work_bind(__u32 s, __u32 cost, __u32 stale)
 {
 	__u32 idx = s & (P4CTL_MAX_SERVERS - 1);
-	__u32 *w = bpf_map_lookup_elem(&server_work_us, &idx);
+	__u32 *w;
 
+	if (cost == 0 && !stale)
+		return 0;
+	w = bpf_map_lookup_elem(&server_work_us, &idx);
 	if (!w)
 		return 0;
+	if (!stale) {
+		__sync_fetch_and_add(w, cost);
+		return 0;
+	}
 	for (int i = 0; i < CAS_TRIES; i++) {
 		__u32 old = *(volatile __u32 *)w;
 
-		if (CAS(w, old, (stale ? 0 : old) + cost))
+		if (CAS(w, old, cost))
 			return 0;
 	}
 	stat_add(P4CTL_STAT_CAS_EXHAUSTED, 1);
@@ -168,8 +180,11 @@ STEP int work_bind(__u32 s, __u32 cost, __u32 stale)
 STEP int work_release(__u32 s, __u32 cost)
 {
 	__u32 idx = s & (P4CTL_MAX_SERVERS - 1);
-	__u32 *w = bpf_map_lookup_elem(&server_work_us, &idx);
+	__u32 *w;
 
+	if (cost == 0)
+		return 0;
+	w = bpf_map_lookup_elem(&server_work_us, &idx);
 	if (!w)
 		return 0;
 	for (int i = 0; i < CAS_TRIES; i++) {

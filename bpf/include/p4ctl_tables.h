@@ -117,14 +117,20 @@ struct rank_scan {
 	const struct rank_group *g;
 	__u32 cand;
 	__u16 site;
+	__u16 from;
 	int found;
 };
+
+/* Rules of a group tried inline before the rest go to bpf_loop: most groups
+ * are short, and a callback costs an indirect call per rule. */
+#define P4CTL_RANK_INLINE 8
 
 static long rank_scan_step(__u64 i, void *arg)
 {
 	struct rank_scan *s = arg;
 	const struct rank_rule *r;
 
+	i += s->from;
 	if (i >= P4CTL_RANK_RULES)
 		return 1;
 	r = &s->g->r[i];
@@ -151,7 +157,20 @@ static __always_inline void rank_group_match(__u8 epoch, __u8 kind, __u16 key_si
 	n = s.g->n;
 	if (n > P4CTL_RANK_RULES)
 		n = P4CTL_RANK_RULES;
-	bpf_loop(n, rank_scan_step, &s, 0);
+#pragma unroll
+	for (int i = 0; i < P4CTL_RANK_INLINE; i++) {
+		if (i >= n)
+			break;
+		r = &s.g->r[i];
+		if ((cand & r->fmask) == r->fval && (site & r->smask) == r->sval) {
+			s.found = i;
+			break;
+		}
+	}
+	if (s.found < 0 && n > P4CTL_RANK_INLINE) {
+		s.from = P4CTL_RANK_INLINE;
+		bpf_loop(n - P4CTL_RANK_INLINE, rank_scan_step, &s, 0);
+	}
 	if (s.found < 0 || s.found >= P4CTL_RANK_RULES)
 		return;
 	r = &s.g->r[s.found];
