@@ -56,7 +56,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s: %s\n", run.Target, run.Note)
 		}
 	}
-	fmt.Fprintf(w, "Latency: generator to sink at low load (one frame a millisecond), in %v buckets.\n", LatencyStep)
+	fmt.Fprintf(w, "Latency: generator to sink at low load (one frame a millisecond), a bucket's upper edge: %v buckets to %v, then eight a doubling.\n", LatencyStep, BucketEdge(LatencyLinear-1))
 	return nil
 }
 

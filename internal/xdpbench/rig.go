@@ -132,14 +132,30 @@ func (r *Rig) SetTraffic(t Traffic) error {
 }
 
 // Counts are the sink's totals: frames, bytes, and the latency histogram
-// (buckets of LatencyStep).
+// (log-linear: LatencyLinear buckets of LatencyStep, then eight a doubling;
+// see BucketEdge).
 type Counts struct {
 	Frames, Bytes uint64
 	Latency       []uint64
 }
 
-// LatencyStep is the sink's histogram bucket (rig.c LAT_STEP).
-const LatencyStep = 250 * time.Nanosecond
+// LatencyStep is the width of the sink's linear histogram buckets (rig.c
+// LAT_STEP), and LatencyLinear their number (rig.c LAT_LINEAR): up to 32 µs
+// a latency is known to 250 ns, beyond to an eighth of a doubling (≤ 12.5 %).
+const (
+	LatencyStep   = 250 * time.Nanosecond
+	LatencyLinear = 128
+)
+
+// BucketEdge is the upper edge of latency bucket b (rig.c lat_bucket).
+func BucketEdge(b int) time.Duration {
+	if b < LatencyLinear {
+		return time.Duration(b+1) * LatencyStep
+	}
+	octave, sub := (b-LatencyLinear)/8, (b-LatencyLinear)%8
+	msb := octave + 7
+	return time.Duration(uint64(8+sub+1)<<(msb-3)) * LatencyStep
+}
 
 // Counts reads the sink's totals, summed over the CPUs.
 func (r *Rig) Counts() (Counts, error) {
@@ -194,10 +210,10 @@ func (c Counts) Quantile(q float64) time.Duration {
 	for i, v := range c.Latency {
 		acc += v
 		if acc > want || acc == total {
-			return time.Duration(i+1) * LatencyStep
+			return BucketEdge(i)
 		}
 	}
-	return time.Duration(len(c.Latency)) * LatencyStep
+	return BucketEdge(len(c.Latency) - 1)
 }
 
 // Generate runs the generator on CPU cpu for d (at least one batch):

@@ -2,6 +2,7 @@ package xdpbench
 
 import (
 	"context"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,37 @@ func BenchmarkDatapath(b *testing.B) {
 		}
 		if r.P99 > 0 {
 			b.ReportMetric(float64(r.P99.Nanoseconds()), r.shortName()+"-p99-ns")
+		}
+	}
+}
+
+// latBucket is rig.c's lat_bucket, for checking BucketEdge against it.
+func latBucket(v uint64) int {
+	if v < LatencyLinear {
+		return int(v)
+	}
+	msb := 63 - bits.LeadingZeros64(v)
+	b := LatencyLinear + (msb-7)*8 + int((v>>(msb-3))&7)
+	return min(b, 255)
+}
+
+func TestBucketEdgesBoundTheirLatencies(t *testing.T) {
+	step := uint64(LatencyStep)
+	for b := 1; b < 256; b++ {
+		if BucketEdge(b) <= BucketEdge(b-1) {
+			t.Fatalf("edge %d = %v not above edge %d = %v", b, BucketEdge(b), b-1, BucketEdge(b-1))
+		}
+	}
+	for v := uint64(0); v < 1<<22; v = v*9/8 + 1 {
+		for _, w := range []uint64{v, v + 1} {
+			b := latBucket(w)
+			lat := time.Duration(w * step)
+			if lat >= BucketEdge(b) || (b > 0 && lat < BucketEdge(b-1)) {
+				t.Fatalf("%v in bucket %d: [%v, %v)", lat, b, BucketEdge(b-1), BucketEdge(b))
+			}
+			if b >= LatencyLinear && float64(BucketEdge(b)-BucketEdge(b-1)) > 0.125*float64(lat)+1 {
+				t.Fatalf("bucket %d wider than an eighth of %v", b, lat)
+			}
 		}
 	}
 }

@@ -44,9 +44,11 @@ struct {
 } gen_seq SEC(".maps");
 
 /* The sink's counts and latencies (per CPU): cell 0 frames, 1 bytes, then
- * LAT_BUCKETS buckets of LAT_STEP ns of generator-to-sink latency (the last
- * one: beyond). */
+ * LAT_BUCKETS buckets of generator-to-sink latency, log-linear: LAT_LINEAR
+ * buckets of LAT_STEP ns (0–32 µs), then eight a doubling up to ~2.1 s (the
+ * last one: beyond). xdpbench's Counts.Quantile reads the same layout. */
 #define LAT_STEP 250
+#define LAT_LINEAR 128
 #define LAT_BUCKETS 256
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,6 +104,22 @@ static __always_inline void bump(__u32 k, __u64 v)
 		*c += v;
 }
 
+/* The bucket of a latency of v steps: v below LAT_LINEAR, else 8 buckets
+ * per doubling, split by the 3 bits under the leading one. */
+static __always_inline __u32 lat_bucket(__u64 v)
+{
+	__u32 msb = 7, b;
+
+	if (v < LAT_LINEAR)
+		return v;
+#pragma unroll
+	for (int i = 8; i < 40; i++)
+		if (v >> i)
+			msb = i;
+	b = LAT_LINEAR + (msb - 7) * 8 + ((v >> (msb - 3)) & 7);
+	return b < LAT_BUCKETS ? b : LAT_BUCKETS - 1;
+}
+
 /* sink: counts frames and bytes, and the latency since gen stamped them. */
 SEC("xdp")
 int sink(struct xdp_md *ctx)
@@ -117,9 +135,7 @@ int sink(struct xdp_md *ctx)
 		return XDP_DROP;
 	__builtin_memcpy(&sent, pkt + PAYLOAD_OFF, 8);
 	lat = bpf_ktime_get_ns() - sent;
-	b = lat / LAT_STEP;
-	if (b >= LAT_BUCKETS)
-		b = LAT_BUCKETS - 1;
+	b = lat_bucket(lat / LAT_STEP);
 	bump(2 + b, 1);
 	return XDP_DROP;
 }
