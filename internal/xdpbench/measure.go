@@ -42,8 +42,9 @@ type Options struct {
 	// Closed: the servers answer and replies release (jbsq pools);
 	// otherwise requests only (random pools).
 	Closed bool
-	// LatencyFrames sent one at a time, 1 ms apart, for the latency
-	// quantiles (default 2 000).
+	// LatencyFrames sent one at a time for the latency quantiles, each
+	// once the previous one arrived (or was given up on), with a gap
+	// between (default 2 000).
 	LatencyFrames int
 	// BMv2Config is p4c's output for BMv2 (P4Info and JSON); nil skips BMv2.
 	BMv2Config *p4v1.ForwardingPipelineConfig
@@ -378,29 +379,99 @@ func measureTarget(ctx context.Context, o Options, name string, frame []byte, tr
 			return run, err
 		}
 	}
-	// Latency at low load: one frame at a time, 1 ms apart.
+	// Latency at low load: one frame in flight at a time, once what the
+	// throughput runs queued has drained (a software switch's backlog
+	// would otherwise be what is measured).
+	if err := drain(ctx, rig); err != nil {
+		return run, err
+	}
 	c0, err := rig.Counts()
 	if err != nil {
 		return run, err
 	}
-	for i := 0; i < o.LatencyFrames; i++ {
-		if _, err := rig.Generate(frame, 0, 0, 1); err != nil {
+	lost := 0
+	for i := 0; i < o.LatencyFrames && lost < maxLost; i++ {
+		arrived, err := pingOne(ctx, rig, frame)
+		if err != nil {
 			return run, err
 		}
-		time.Sleep(time.Millisecond)
+		if !arrived {
+			lost++
+		}
+		time.Sleep(latencyGap)
 	}
-	time.Sleep(200 * time.Millisecond)
 	c1, err := rig.Counts()
 	if err != nil {
 		return run, err
 	}
 	lat := c1.Sub(c0)
 	run.P50, run.P99 = lat.Quantile(0.5), lat.Quantile(0.99)
+	if lost > 0 {
+		run.Note = fmt.Sprintf("latency: %d frame(s) did not arrive within %v", lost, frameTimeout)
+	}
 	if lat.Frames < uint64(o.LatencyFrames)*9/10 {
 		run.Note = fmt.Sprintf("latency: %d of %d frames arrived", lat.Frames, o.LatencyFrames)
 	}
 	say("latency p50 %v p99 %v", run.P50, run.P99)
 	return run, nil
+}
+
+// The latency run's pacing: the gap after each frame, how long a frame
+// may take before it counts as lost, and how many lost frames end the run.
+const (
+	latencyGap   = 200 * time.Microsecond
+	frameTimeout = 100 * time.Millisecond
+	maxLost      = 20
+)
+
+// pingOne sends one frame and waits until the sink has counted it (true) or
+// frameTimeout has passed (false).
+func pingOne(ctx context.Context, rig *Rig, frame []byte) (bool, error) {
+	f0, err := rig.Frames()
+	if err != nil {
+		return false, err
+	}
+	if _, err := rig.Generate(frame, 0, 0, 1); err != nil {
+		return false, err
+	}
+	deadline := time.Now().Add(frameTimeout)
+	for time.Now().Before(deadline) {
+		if f, err := rig.Frames(); err != nil || f > f0 {
+			return err == nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	return false, nil
+}
+
+// drain waits until the sink's count has stood still for 300 ms (at most
+// 60 s): the frames a throughput run left queued have arrived or died.
+func drain(ctx context.Context, rig *Rig) error {
+	last, err := rig.Frames()
+	if err != nil {
+		return err
+	}
+	still := 0
+	for end := time.Now().Add(time.Minute); still < 3 && time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		f, err := rig.Frames()
+		if err != nil {
+			return err
+		}
+		if f == last {
+			still++
+		} else {
+			still, last = 0, f
+		}
+	}
+	return nil
 }
 
 // program pushes the pipeline and the plan to a target over P4Runtime.

@@ -3,7 +3,6 @@ package xdpbench
 import (
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 	"time"
 )
@@ -19,17 +18,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "Data planes on the same veths, one run (kernel %s, %d CPUs), %s.\n", r.Kernel, r.CPUs, mode)
 	fmt.Fprintf(w, "Plan: %d regions (%d local pools of %d servers, %d remote), %d sites, %d servers.\n\n",
 		Regions, LocalRegions, PoolSize, Regions-LocalRegions, Sites, Servers)
-	cores := map[int]bool{}
-	for _, run := range r.Runs {
-		for c := range run.Rate {
-			cores[c] = true
-		}
-	}
-	var cs []int
-	for c := range cores {
-		cs = append(cs, c)
-	}
-	sort.Ints(cs)
+	cs := r.cores()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "target\t")
 	for _, c := range cs {
@@ -56,7 +45,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s: %s\n", run.Target, run.Note)
 		}
 	}
-	fmt.Fprintf(w, "Latency: generator to sink at low load (one frame a millisecond), a bucket's upper edge: %v buckets to %v, then eight a doubling.\n", LatencyStep, BucketEdge(LatencyLinear-1))
+	fmt.Fprintf(w, "Latency: generator to sink at low load (one frame in flight, after the backlog drained), a bucket's upper edge: %v buckets to %v, then eight a doubling.\n", LatencyStep, BucketEdge(LatencyLinear-1))
 	return nil
 }
 

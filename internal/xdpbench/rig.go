@@ -157,6 +157,20 @@ func BucketEdge(b int) time.Duration {
 	return time.Duration(uint64(8+sub+1)<<(msb-3)) * LatencyStep
 }
 
+// Frames reads how many frames the sink has counted, summed over the CPUs
+// (one map read: Counts reads every bucket).
+func (r *Rig) Frames() (uint64, error) {
+	var vals []uint64
+	if err := r.objs.SinkCounts.Lookup(uint32(0), &vals); err != nil {
+		return 0, fmt.Errorf("read the sink: %w", err)
+	}
+	var sum uint64
+	for _, v := range vals {
+		sum += v
+	}
+	return sum, nil
+}
+
 // Counts reads the sink's totals, summed over the CPUs.
 func (r *Rig) Counts() (Counts, error) {
 	n := int(r.objs.SinkCounts.MaxEntries())

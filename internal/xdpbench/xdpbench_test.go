@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,38 @@ func TestBucketEdgesBoundTheirLatencies(t *testing.T) {
 				t.Fatalf("bucket %d wider than an eighth of %v", b, lat)
 			}
 		}
+	}
+}
+
+func TestWritePlot(t *testing.T) {
+	r := &Result{CPUs: 2, Runs: []Run{
+		{Target: Bare, Rate: map[int]float64{1: 6.8e6, 2: 9.2e6}},
+		{Target: XDP, Rate: map[int]float64{1: 2.5e6, 2: 4.6e6}},
+		{Target: BMv2, Rate: map[int]float64{1: 575}},
+	}}
+	dir := t.TempDir()
+	files, err := r.WritePlot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("wrote %v, want a PNG and an SVG", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (size %v)", f, err, st)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "xdpbench.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"6.80 M", "4.60 M", "575", "log scale"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("the SVG lacks %q", want)
+		}
+	}
+	if _, err := (&Result{Runs: []Run{{Target: Bare}}}).WritePlot(dir); err == nil {
+		t.Error("a result without rates drew a plot")
 	}
 }

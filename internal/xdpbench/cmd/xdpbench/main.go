@@ -2,7 +2,7 @@
 // run (internal/xdpbench): the XDP program against a bare XDP redirect, the
 // embedded Go target and BMv2. Root and Linux; BMv2 is skipped when absent.
 //
-//	go run ./internal/xdpbench/cmd/xdpbench [-closed] [-duration 2s] [-o json]
+//	go run ./internal/xdpbench/cmd/xdpbench [-closed] [-duration 2s] [-plots DIR] [-o json]
 package main
 
 import (
@@ -33,13 +33,14 @@ func main() {
 
 func run() error {
 	var o xdpbench.Options
-	var targets, out, p4ctl, build string
+	var targets, out, p4ctl, build, plots string
 	flag.StringVar(&targets, "targets", "", "comma-separated targets (default all: "+strings.Join(xdpbench.AllTargets(), ", ")+")")
 	flag.DurationVar(&o.Duration, "duration", 2*time.Second, "each throughput run")
 	flag.BoolVar(&o.Closed, "closed", false, "closed loop: servers answer every request and replies release (jbsq pools)")
-	flag.IntVar(&o.LatencyFrames, "latency-frames", 2000, "frames for the latency quantiles, one a millisecond")
+	flag.IntVar(&o.LatencyFrames, "latency-frames", 2000, "frames for the latency quantiles, one in flight at a time")
 	flag.StringVar(&out, "o", "text", "output: text or json")
 	flag.StringVar(&p4ctl, "p4ctl", "", "p4ctl binary (default: built from this tree)")
+	flag.StringVar(&plots, "plots", "", "also draw the rates as DIR/xdpbench.png and .svg")
 	flag.StringVar(&build, "bmv2-build", "p4src/build/v1model", "p4c's outputs for BMv2")
 	flag.Parse()
 	if out != "text" && out != "json" {
@@ -74,6 +75,13 @@ func run() error {
 	res, err := xdpbench.Measure(ctx, o)
 	if err != nil {
 		return err
+	}
+	if plots != "" {
+		files, err := res.WritePlot(plots)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "plots:", strings.Join(files, " "))
 	}
 	if out == "json" {
 		enc := json.NewEncoder(os.Stdout)
