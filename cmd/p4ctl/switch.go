@@ -17,11 +17,11 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
-	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
 // switchOptions are the flags of `p4ctl switch`.
