@@ -20,7 +20,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/demo"
-	"github.com/p4ctl/p4ctl/pkg/tuning"
+	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
 const mumbai = "../../examples/mumbai.yaml"

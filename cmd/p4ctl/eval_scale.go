@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/configgen"
-	"github.com/p4ctl/p4ctl/pkg/eval/scale"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/research/configgen"
+	"github.com/p4ctl/p4ctl/research/eval/scale"
 )
 
 // evalScaleOptions are the flags of `p4ctl eval scale`.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/eval/stability"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/research/eval/stability"
 )
 
 // evalStabilityOptions are the flags of `p4ctl eval stability`.

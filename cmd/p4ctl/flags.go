@@ -23,7 +23,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
-	"github.com/p4ctl/p4ctl/pkg/tuning"
+	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
 // Shared flag helpers of the commands that read a controller configuration
@@ -33,7 +33,7 @@ import (
 // loadControllerConfig loads and validates a controller configuration; an
 // invalid one is a usage error (exit 2) reported before any switch is
 // touched, every problem as file:line: path: message. Pools with a tune
-// block get their JBSQ bound by simulation (pkg/tuning, about a second per
+// block get their JBSQ bound by simulation (research/tuning, about a second per
 // pool) and report is called with each (commands print it on stderr, so -o
 // json stays clean); a target no bound meets is an error (exit 1; diff,
 // whose 1 means drift, exits exitDiffError).

@@ -8,8 +8,8 @@ import (
 
 	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/fleet"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/research/fleet"
 )
 
 // fleetOptions are the flags of `p4ctl fleet`.

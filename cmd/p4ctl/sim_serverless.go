@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
-	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
-	sdist "github.com/p4ctl/p4ctl/pkg/sim/serverless/dist"
-	"github.com/p4ctl/p4ctl/pkg/sim/serverless/plots"
+	"github.com/p4ctl/p4ctl/research/sim/serverless"
+	sdist "github.com/p4ctl/p4ctl/research/sim/serverless/dist"
+	"github.com/p4ctl/p4ctl/research/sim/serverless/plots"
 )
 
 // simServerlessOptions are the flags of `p4ctl sim serverless`.
