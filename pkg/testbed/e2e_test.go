@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/testing/fabric"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
@@ -16,7 +17,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/testbed"
-	"github.com/p4ctl/p4ctl/pkg/testbed/fabric"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
 

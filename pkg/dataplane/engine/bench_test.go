@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"math/rand/v2"
 	"testing"
 	"time"

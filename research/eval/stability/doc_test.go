@@ -14,7 +14,7 @@ import (
 const reproductionDoc = "../../../docs/REPRODUCTION.md"
 
 // updating reports whether the test binary runs with -update (the flag
-// internal/golden registers).
+// internal/testing/golden registers).
 func updating() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"

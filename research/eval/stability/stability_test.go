@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/examples"
-	"github.com/p4ctl/p4ctl/internal/golden"
+	"github.com/p4ctl/p4ctl/internal/testing/golden"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )

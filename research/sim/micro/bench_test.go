@@ -2,7 +2,7 @@ package micro
 
 import (
 	"context"
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"runtime"
 	"testing"
 	"time"

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/p4ctl/p4ctl/internal/routecheck"
+	"github.com/p4ctl/p4ctl/internal/testing/routecheck"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"

@@ -5,10 +5,10 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/conformance"
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 func pipelineConfig() *p4v1.ForwardingPipelineConfig {

@@ -1,7 +1,7 @@
 // Package routecheck tells misrouted requests from well-routed ones while
 // a switch's plans change under traffic. It is the checker of the
 // controller's hitless-update tests (TestNoMisroutesDuring1000Updates) and
-// of the soak (internal/soak).
+// of the soak (internal/testing/soak).
 //
 // A request is routed well when the region the switch chose is what one of
 // the plans the switch may have held while the request was in flight

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/internal/soak"
+	"github.com/p4ctl/p4ctl/internal/testing/soak"
 	"github.com/p4ctl/p4ctl/pkg/config"
 )
 
-// The soak with faults (internal/soak): the controller daemon against
+// The soak with faults (internal/testing/soak): the controller daemon against
 // embedded switches for replayed hours while the controller and the
 // switches (with and without pipeline) are killed and restarted, carbon
 // responses are dropped and P4Runtime calls delayed. No routed request may
@@ -52,7 +52,7 @@ func TestSoak(t *testing.T) {
 	} else {
 		t.Log("not root: every switch runs the Go model (the XDP one needs root)")
 	}
-	cfg, err := config.Load("../../examples/mumbai.yaml")
+	cfg, err := config.Load("../../../examples/mumbai.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

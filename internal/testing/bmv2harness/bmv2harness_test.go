@@ -13,11 +13,11 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	"github.com/p4ctl/p4ctl/internal/testing/conformance"
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 // When run as a fake simple_switch_grpc (P4CTL_FAKE_BMV2=1), the test

@@ -1,4 +1,7 @@
-package bmv2rt
+// Package bmv2fake is an in-process stand-in for BMv2's Thrift server
+// (the register calls of its "standard" service), for tests of code that
+// reads BMv2's registers over Thrift (pkg/bmv2rt, p4ctl get registers).
+package bmv2fake
 
 import (
 	"context"
@@ -21,11 +24,11 @@ type Fake struct {
 	wg   sync.WaitGroup
 }
 
-// NewFake serves regs (name → cells; copied) on a loopback port.
-func NewFake(regs map[string][]uint64) (*Fake, error) {
+// New serves regs (name → cells; copied) on a loopback port.
+func New(regs map[string][]uint64) (*Fake, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("bmv2rt fake: %w", err)
+		return nil, fmt.Errorf("bmv2 fake: %w", err)
 	}
 	f := &Fake{ln: ln, regs: map[string][]uint64{}}
 	for n, cells := range regs {
@@ -228,6 +231,50 @@ func writeField0I64(ctx context.Context, p thrift.TProtocol, v uint64) error {
 		return err
 	}
 	if err := p.WriteI64(ctx, int64(v)); err != nil {
+		return err
+	}
+	return p.WriteFieldEnd(ctx)
+}
+
+// service is the multiplexed service name of BMv2's Standard interface.
+const service = "standard"
+
+// readStruct reads a struct's fields, giving each to field, which reports
+// whether it consumed the value (an unconsumed one is skipped).
+func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, ft thrift.TType) (bool, error)) error {
+	if _, err := p.ReadStructBegin(ctx); err != nil {
+		return err
+	}
+	for {
+		_, ft, id, err := p.ReadFieldBegin(ctx)
+		if err != nil {
+			return err
+		}
+		if ft == thrift.STOP {
+			break
+		}
+		done, err := field(id, ft)
+		if err != nil {
+			return err
+		}
+		if !done {
+			if err := p.Skip(ctx, ft); err != nil {
+				return err
+			}
+		}
+		if err := p.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	return p.ReadStructEnd(ctx)
+}
+
+// writeI32 writes field id as an i32.
+func writeI32(ctx context.Context, p thrift.TProtocol, id int16, v int32) error {
+	if err := p.WriteFieldBegin(ctx, "", thrift.I32, id); err != nil {
+		return err
+	}
+	if err := p.WriteI32(ctx, v); err != nil {
 		return err
 	}
 	return p.WriteFieldEnd(ctx)

@@ -24,7 +24,7 @@
 // while, throughout, the carbon API drops a share of its responses and a
 // share of the controller's P4Runtime calls are delayed. Every request of
 // the traffic stream that a switch routes is checked with
-// internal/routecheck against the plans the switch may hold (followed
+// internal/testing/routecheck against the plans the switch may hold (followed
 // through controller.DriverOptions.OnSync); at the end, with the faults
 // stopped, every switch must converge to the controller's current plan
 // (an empty diff), and goroutines and heap must be where they were once

@@ -7,9 +7,9 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	"github.com/p4ctl/p4ctl/internal/testing/conformance"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 )
 
 // buildDir holds p4c's outputs for the v1model program (`make p4`). The
@@ -27,7 +27,7 @@ func buildDir() string {
 // p4c's compile of p4src/v1model. To run it by hand:
 //
 //	source /opt/p4/env.sh   # PATH/LD_LIBRARY_PATH of a local BMv2 build
-//	sudo -E go test ./pkg/p4rt/conformance -run BMv2 -v
+//	sudo -E go test ./internal/testing/conformance -run BMv2 -v
 //
 // P4CTL_P4BUILD=DIR (holding p4ctl.json and p4ctl.p4info.txtpb) runs the
 // same suite with another program: it only relies on the P4Info.
