@@ -16,12 +16,12 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/wire"
+	"github.com/p4ctl/p4ctl/testbed"
 )
 
 // testbedConfig is the configuration `make mininet` runs.
-const testbedConfig = "../../mininet/testbed.yaml"
+const testbedConfig = "../mininet/testbed.yaml"
 
 // hour is 2022-01-10 00:00 UTC, when the offline model ranks Singapore and
 // Sydney cleaner than Mumbai, so mumbai's traffic spreads over three

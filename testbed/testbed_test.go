@@ -20,7 +20,7 @@ import (
 
 func load(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := config.Load("../../mininet/testbed.yaml")
+	cfg, err := config.Load("../mininet/testbed.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
