@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 

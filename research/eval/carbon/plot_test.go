@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 

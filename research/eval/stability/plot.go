@@ -13,12 +13,12 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // WritePlots renders the evaluation's plots into dir as PNG and SVG
-// (internal/figure): the saving-vs-changes Pareto plot of policy C's sweep
+// (pkg/figure): the saving-vs-changes Pareto plot of policy C's sweep
 // over all sites and per site, and the changes per day of each (site, SLA
 // class) hourly and with hysteresis. Every title names the carbon source
 // and the signal. It returns the files written.
