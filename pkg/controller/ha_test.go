@@ -164,11 +164,11 @@ func TestReconnectAndResync(t *testing.T) {
 	cfg := loadConfig(t)
 	ps := plans(t, cfg, start, 1, nil)
 	ctx := ctxT(t)
-	serve := func(addr string) (*demo.Embedded, string) {
-		var e *demo.Embedded
+	serve := func(addr string) (*dataplane.Embedded, string) {
+		var e *dataplane.Embedded
 		var err error
 		for try := 0; try < 100; try++ { // the port may linger a moment after a stop
-			if e, err = demo.StartEmbedded(dataplane.Options{}, addr); err == nil {
+			if e, err = dataplane.Start(dataplane.Options{}, addr); err == nil {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

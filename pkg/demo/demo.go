@@ -249,7 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	// The switch, its P4Runtime server, and the servers answering requests.
-	emb, err := StartEmbedded(dataplane.Options{}, o.GRPCAddr)
+	emb, err := dataplane.Start(dataplane.Options{}, o.GRPCAddr)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}

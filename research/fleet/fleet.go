@@ -28,7 +28,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/stats"
 	"gonum.org/v1/gonum/stat"
@@ -138,7 +137,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var targets []controller.Target
 	for i := range o.Switches {
-		e, err := demo.StartEmbedded(dataplane.Options{}, "127.0.0.1:0")
+		e, err := dataplane.Start(dataplane.Options{}, "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("fleet: switch %d: %w", i, err)
 		}

@@ -12,15 +12,13 @@ package p4rttest
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4info"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
@@ -83,8 +81,7 @@ type Switch struct {
 	// Engine is the default target, nil when WithTarget was given.
 	Engine *engine.Engine
 
-	buf  *bufconn.Listener
-	addr string
+	embedded *dataplane.Embedded
 }
 
 // Start runs a switch until the test ends.
@@ -108,49 +105,31 @@ func Start(t testing.TB, opts ...Option) *Switch {
 		}
 		sw.Target = sw.Engine
 	}
-	sw.Server = p4rtserver.New(sw.Target, cfg.serverOpts...)
-	var lis net.Listener
+	so := dataplane.ServeOptions{BufferSize: 256 << 10, Server: cfg.serverOpts}
 	if cfg.tcp {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("p4rttest: listen: %v", err)
-		}
-		lis, sw.addr = l, l.Addr().String()
-	} else {
-		// 256 KiB per direction: messages of any size stream through; a larger
-		// buffer is zeroed on every dial (4 MiB cost the controller tests ~30 %).
-		sw.buf = bufconn.Listen(256 << 10)
-		lis = sw.buf
+		so.Addr = "127.0.0.1:0"
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sw.Server.Serve(lis)
-	}()
+	e, err := dataplane.Serve(sw.Target, so)
+	if err != nil {
+		t.Fatalf("p4rttest: %v", err)
+	}
+	sw.Server, sw.embedded = e.Server, e
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		sw.Server.Shutdown(ctx)
-		<-done
+		_ = e.Shutdown(ctx)
+		<-e.Done()
 	})
 	return sw
 }
 
 // Addr is the TCP address of a switch started WithTCP ("" otherwise).
-func (s *Switch) Addr() string { return s.addr }
+func (s *Switch) Addr() string { return s.embedded.Addr() }
 
 // Conn returns a new gRPC connection to the switch, closed at cleanup.
 func (s *Switch) Conn(t testing.TB) *grpc.ClientConn {
 	t.Helper()
-	target := s.addr
-	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p4rt.DefaultMaxMsgSize), grpc.MaxCallSendMsgSize(p4rt.DefaultMaxMsgSize)),
-		grpc.WithMaxHeaderListSize(p4rt.DefaultMaxHeaderListSize)}
-	if s.buf != nil {
-		target = "passthrough:///p4rttest"
-		dial = append(dial, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return s.buf.DialContext(ctx) }))
-	}
-	cc, err := grpc.NewClient(target, dial...)
+	cc, err := s.embedded.Conn()
 	if err != nil {
 		t.Fatalf("p4rttest: %v", err)
 	}
