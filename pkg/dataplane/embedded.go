@@ -23,6 +23,9 @@ type ServeOptions struct {
 	// Addr is "" for an in-process listener that only Conn and Client
 	// reach, else a TCP host:port (port 0 picks a free one).
 	Addr string
+	// Listener, when set, is served instead of listening on Addr (a
+	// caller that must re-bind a port with retries listens itself).
+	Listener net.Listener
 	// Remote allows a TCP address beyond loopback (p4ctl switch); without
 	// it only loopback addresses are accepted.
 	Remote bool
@@ -71,15 +74,18 @@ func Start(opts Options, addr string, serverOpts ...p4rtserver.Option) (*Embedde
 func Serve(target p4rtserver.Target, o ServeOptions) (*Embedded, error) {
 	e := &Embedded{Target: target, done: make(chan struct{})}
 	e.Switch, _ = target.(*Switch)
-	var lis net.Listener
-	if o.Addr == "" {
+	lis := o.Listener
+	switch {
+	case lis != nil:
+		e.addr = lis.Addr()
+	case o.Addr == "":
 		size := o.BufferSize
 		if size <= 0 {
 			size = DefaultBufferSize
 		}
 		e.buf = bufconn.Listen(size)
 		lis = e.buf
-	} else {
+	default:
 		host, _, err := net.SplitHostPort(o.Addr)
 		if err != nil {
 			return nil, fmt.Errorf("embedded switch address %q: %w", o.Addr, err)

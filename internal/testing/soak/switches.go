@@ -27,8 +27,8 @@ type life struct {
 	sw    *dataplane.Switch
 	srv   *p4rtserver.Server
 	ck    *routecheck.Checker
-	done  chan struct{} // closed when Serve returned
-	serve func()        // stops the traffic's servers answering on sw
+	done  <-chan struct{} // closed when Serve returned
+	serve func()          // stops the traffic's servers answering on sw
 }
 
 // slot is one switch of the soak, killed and restarted at one loopback
@@ -76,12 +76,13 @@ func (s *slot) start(tr *demo.Traffic, noPipeline bool) error {
 		return fmt.Errorf("switch %s: listen on %s: %w", s.name, addr, err)
 	}
 	s.addr = lis.Addr().String()
-	l := &life{sw: sw, srv: p4rtserver.New(sw, p4rtserver.WithDeviceID(deviceID)), ck: routecheck.New(), done: make(chan struct{})}
+	emb, err := dataplane.Serve(sw, dataplane.ServeOptions{Listener: lis, Server: []p4rtserver.Option{p4rtserver.WithDeviceID(deviceID)}})
+	if err != nil {
+		sw.Close()
+		return fmt.Errorf("switch %s: %w", s.name, err)
+	}
+	l := &life{sw: sw, srv: emb.Server, ck: routecheck.New(), done: emb.Done()}
 	l.serve = tr.Serve(sw)
-	go func() {
-		defer close(l.done)
-		_ = l.srv.Serve(lis)
-	}()
 	s.mu.Lock() // with onSync: no push starts unseen between the two
 	for p := range s.inflight {
 		l.ck.Begin(p)
