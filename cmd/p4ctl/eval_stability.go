@@ -205,7 +205,7 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 			return inputError(err)
 		}
 		src = ts
-	case cfg.Carbon.Source == config.SourceElectricityMapsAPI || cfg.Carbon.Source == config.SourceWattTimeAPI:
+	case cfg.Carbon.Live():
 		return usageErrorf("the configuration's carbon source %s is live: a year's evaluation needs a year of history; give --traces", cfg.Carbon.Source)
 	default:
 		if src, err = cfg.OpenCarbonContext(cmdContext(c)); err != nil {

@@ -17,12 +17,12 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
@@ -646,24 +646,15 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErrorf("--log-format %q: want text or json", format)
 }
 
-// carbonFeed opens the configuration's carbon source: the offline model
-// or CSV traces (config.OpenCarbon), or a live API client
-// (carbonapi.FromConfig with o: Electricity Maps or WattTime, refreshed by
-// the controller before each plan).
+// carbonFeed opens the configuration's carbon feed
+// (controller.OpenCarbonFeed); a static source that cannot be read is an
+// input error (exit 2).
 func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
-	switch cfg.Carbon.Source {
-	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
-		src, err := carbonapi.FromConfig(cfg, o)
-		if err != nil {
-			return nil, fmt.Errorf("carbon: %w", err)
-		}
-		return &controller.CarbonFeed{Source: src}, nil
-	}
-	src, err := cfg.OpenCarbonContext(ctx)
-	if err != nil {
+	feed, err := controller.OpenCarbonFeed(ctx, cfg, o)
+	if err != nil && !cfg.Carbon.Live() {
 		return nil, inputError(err)
 	}
-	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
+	return feed, err
 }
 
 // planAt opens the carbon source (refreshing a live one) and plans the

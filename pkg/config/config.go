@@ -411,7 +411,7 @@ type Carbon struct {
 	// secret: the password comes from TokenEnv or TokenFile).
 	Username string `json:"username,omitempty"`
 	// WattTimeRegions overrides the built-in zone → WattTime region map
-	// (pkg/regions/carbonapi), e.g. {"US-MIDA-PJM": "PJM_NJ"}; watttime-api
+	// (pkg/carbonapi), e.g. {"US-MIDA-PJM": "PJM_NJ"}; watttime-api
 	// only.
 	WattTimeRegions map[string]string `json:"watttime_regions,omitempty"`
 	// StalenessBound is how old the newest value may be before the safe

@@ -299,3 +299,13 @@ func ReadYearlyAverages(path string, year int) (map[string]float64, error) {
 	}
 	return out, nil
 }
+
+// MapsYears reports whether src stands for any year, as the offline
+// synthetic model does (it is one typical year): an hour of another year
+// is read at the same month, day and hour of the model's year
+// (controller.CarbonFeed.MapYears). Traces and live sources are read at
+// the hour itself.
+func MapsYears(src CarbonSource) bool {
+	_, ok := src.(*Synthetic)
+	return ok
+}

@@ -173,7 +173,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Samples = append(res.Samples, Sample{Hour: hour, RSSMB: rssMB(), HeapMB: float64(ms.HeapAlloc) / (1 << 20), Goroutines: runtime.NumGoroutine()})
 	}
 	ctl, err := controller.New(controller.Options{Config: o.Config, Targets: targets,
-		Feed: &controller.CarbonFeed{Source: src, MapYears: o.Config.Carbon.Source == config.SourceOffline}, Clock: clk,
+		Feed: controller.NewCarbonFeed(src), Clock: clk,
 		Schedule: controller.Schedule{Replay: true, Start: o.Start, Hours: o.Hours},
 		Driver: controller.DriverOptions{Grace: -1, VerifyInterval: o.VerifyInterval, Metrics: m, Log: o.Log,
 			Backoff: p4rt.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2}},
