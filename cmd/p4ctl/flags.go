@@ -33,31 +33,20 @@ import (
 // loadControllerConfig loads and validates a controller configuration; an
 // invalid one is a usage error (exit 2) reported before any switch is
 // touched, every problem as file:line: path: message. Pools with a tune
-// block get their JBSQ bound by simulation (research/tuning, about a second per
-// pool) and report is called with each (commands print it on stderr, so -o
-// json stays clean); a target no bound meets is an error (exit 1; diff,
-// whose 1 means drift, exits exitDiffError).
+// block get their JBSQ bound by simulation (tuning.Load) and report is
+// called with each (commands print it on stderr, so -o json stays clean);
+// a target no bound meets is an error (exit 1; diff, whose 1 means drift,
+// exits exitDiffError).
 func loadControllerConfig(ctx context.Context, path string, report func(tuning.Pool)) (*config.Config, error) {
 	if path == "" {
 		return nil, usageErrorf("--config is required")
 	}
-	cfg, err := config.LoadContext(ctx, path)
-	if err != nil {
+	cfg, err := tuning.Load(ctx, path, tuning.Options{}, report)
+	var ce *tuning.ConfigError
+	if errors.As(err, &ce) {
 		return nil, inputError(err) // missing, unreadable or invalid: exit 2
 	}
-	cfg, pools, err := tuning.Resolve(ctx, cfg, tuning.Options{})
-	for _, p := range pools {
-		report(p)
-	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", path, err)
-		var ve *config.ValidationError
-		if errors.As(err, &ve) {
-			return nil, usageError{err}
-		}
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // inputError makes err, from reading or parsing an input file that the
