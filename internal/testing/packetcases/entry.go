@@ -16,6 +16,7 @@ import (
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
@@ -74,19 +75,6 @@ func (e Entry) String() string {
 	return fmt.Sprintf("%s %v prio %d -> %s%v", e.Table, e.Match, e.Priority, e.Action, e.Params)
 }
 
-func canonical(v uint64) []byte {
-	n := 1
-	for x := v >> 8; x != 0; x >>= 8 {
-		n++
-	}
-	b := make([]byte, n)
-	for i := n - 1; i >= 0; i-- {
-		b[i] = byte(v)
-		v >>= 8
-	}
-	return b
-}
-
 // Update returns the P4Runtime update (INSERT, or MODIFY of the default
 // entry) for e, with ids from info and canonical bytestrings.
 func (e Entry) Update(info *p4configv1.P4Info) (*p4v1.Update, error) {
@@ -122,15 +110,15 @@ func (e Entry) Update(info *p4configv1.P4Info) (*p4v1.Update, error) {
 		fm := &p4v1.FieldMatch{FieldId: mf.GetId()}
 		switch m.Kind {
 		case pipeline.Exact:
-			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: canonical(m.Value)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: engine.EncodeBits(m.Value)}}
 		case pipeline.LPM:
-			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: canonical(m.Value), PrefixLen: int32(m.PrefixLen)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: engine.EncodeBits(m.Value), PrefixLen: int32(m.PrefixLen)}}
 		case pipeline.Ternary:
-			fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: canonical(m.Value), Mask: canonical(m.Mask)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: engine.EncodeBits(m.Value), Mask: engine.EncodeBits(m.Mask)}}
 		case pipeline.Range:
-			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: canonical(m.Low), High: canonical(m.High)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: engine.EncodeBits(m.Low), High: engine.EncodeBits(m.High)}}
 		case pipeline.Optional:
-			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: canonical(m.Value)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: engine.EncodeBits(m.Value)}}
 		default:
 			return nil, fmt.Errorf("entry %v: match kind %q", e, m.Kind)
 		}
@@ -147,7 +135,7 @@ func (e Entry) Update(info *p4configv1.P4Info) (*p4v1.Update, error) {
 		if id == 0 {
 			return nil, fmt.Errorf("entry %v: action %s has no parameter %s", e, e.Action, p.Name)
 		}
-		a.Params = append(a.Params, &p4v1.Action_Param{ParamId: id, Value: canonical(p.Value)})
+		a.Params = append(a.Params, &p4v1.Action_Param{ParamId: id, Value: engine.EncodeBits(p.Value)})
 	}
 	te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
 	typ := p4v1.Update_INSERT
