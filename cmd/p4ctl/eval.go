@@ -287,26 +287,14 @@ func (o *evalCarbonOptions) Validate() error {
 
 // Run executes the experiment, writes plots and prints the result.
 func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "eval carbon")
-	defer done()
-	o.cfg.Progress = progress
-	res, err := carbon.Run(ctx, o.cfg)
-	done() // the bar is gone before anything is printed
-	if err != nil {
-		return err
-	}
-	if !o.noPlots {
-		files, err := carbon.WritePlots(res, o.outDir)
-		if err != nil {
-			return err
-		}
-		res.Plots = files
-	}
-	if err := output.Print(s.Out, o.format, res); err != nil {
-		return err
-	}
-	printPlots(s, res.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "eval carbon",
+		func(progress func(done, total int)) (*carbon.Result, error) {
+			o.cfg.Progress = progress
+			return carbon.Run(ctx, o.cfg)
+		},
+		plotsTo(o.noPlots, o.outDir, carbon.WritePlots),
+		func(r *carbon.Result, files []string) any { r.Plots = files; return r })
+	return err
 }
 
 // periodFlag names the flags that gave a period: --period, else --from/--to.

@@ -306,25 +306,16 @@ func (o *evalStabilityOptions) Validate() error {
 
 // Run evaluates, writes plots and prints the result.
 func (o *evalStabilityOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "eval stability")
-	defer done()
-	o.cfg.Progress = progress
-	res, err := stability.Run(ctx, o.cfg)
-	done() // the bar is gone before anything is printed
-	if err != nil {
-		return err
-	}
-	res.Notes = append(res.Notes, fmt.Sprintf("Configuration: %s; hysteresis evaluated: %s (%s, flags override).", o.configName, res.Hysteresis, o.hystNote))
-	if !o.noPlots {
-		files, err := stability.WritePlots(res, o.outDir)
-		if err != nil {
-			return err
-		}
-		res.Plots = files
-	}
-	if err := output.Print(s.Out, o.format, res); err != nil {
-		return err
-	}
-	printPlots(s, res.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "eval stability",
+		func(progress func(done, total int)) (*stability.Result, error) {
+			o.cfg.Progress = progress
+			res, err := stability.Run(ctx, o.cfg)
+			if err == nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("Configuration: %s; hysteresis evaluated: %s (%s, flags override).", o.configName, res.Hysteresis, o.hystNote))
+			}
+			return res, err
+		},
+		plotsTo(o.noPlots, o.outDir, stability.WritePlots),
+		func(r *stability.Result, files []string) any { r.Plots = files; return r })
+	return err
 }
