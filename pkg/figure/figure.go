@@ -67,6 +67,29 @@ func Save(p *plot.Plot, dir, name string, w, h vg.Length, opts ...Option) ([]str
 	return files, nil
 }
 
+// Plots saves the plots of one command into one directory at one size
+// (Save), collecting the files written: the one plot-saving helper of
+// every WritePlots.
+type Plots struct {
+	// Dir is where the files go; W × H the default size.
+	Dir  string
+	W, H vg.Length
+	// Files are the paths written so far, in order.
+	Files []string
+}
+
+// Save writes p as Dir/name.png and .svg at the default size.
+func (s *Plots) Save(p *plot.Plot, name string, opts ...Option) error {
+	return s.SaveSized(p, name, s.W, s.H, opts...)
+}
+
+// SaveSized writes p as Dir/name.png and .svg at w × h.
+func (s *Plots) SaveSized(p *plot.Plot, name string, w, h vg.Length, opts ...Option) error {
+	fs, err := Save(p, s.Dir, name, w, h, opts...)
+	s.Files = append(s.Files, fs...)
+	return err
+}
+
 // layOut lays p out on c: the plot, then, right of it, the side panel and the
 // legend (entries of legend; none when it has none).
 func layOut(p *plot.Plot, legend *plot.Legend, l layout, c draw.Canvas) {

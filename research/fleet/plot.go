@@ -18,12 +18,7 @@ import (
 func WritePlots(r *Result, dir string) ([]string, error) {
 	sub := fmt.Sprintf("%d embedded switches + %d unreachable, %d hours; %s, %s",
 		r.Switches, r.Unreachable, r.Hours, r.Machine, r.Date.Format("2006-01-02"))
-	var files []string
-	save := func(p *plot.Plot, name string) error {
-		fs, err := figure.Save(p, dir, name, 8*vg.Inch, 4.5*vg.Inch)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 4.5 * vg.Inch}
 
 	mem := plot.New()
 	trend := "no trend: too few hours after warm-up"
@@ -44,15 +39,15 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	}{{"RSS", rss}, {"Go heap in use", heap}} {
 		l, err := plotter.NewLine(c.pts)
 		if err != nil {
-			return files, fmt.Errorf("fleet plot: %w", err)
+			return out.Files, fmt.Errorf("fleet plot: %w", err)
 		}
 		l.Color = plotutil.Color(i)
 		mem.Add(l)
 		mem.Legend.Add(c.name, l)
 	}
 	mem.Y.Min = 0
-	if err := save(mem, "fleet_memory"); err != nil {
-		return files, err
+	if err := out.Save(mem, "fleet_memory"); err != nil {
+		return out.Files, err
 	}
 
 	cdf := plot.New()
@@ -67,13 +62,13 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	if len(pts) > 0 {
 		l, err := plotter.NewLine(pts)
 		if err != nil {
-			return files, fmt.Errorf("fleet plot: %w", err)
+			return out.Files, fmt.Errorf("fleet plot: %w", err)
 		}
 		cdf.Add(l)
 	}
 	cdf.Y.Min, cdf.Y.Max = 0, 1
-	if err := save(cdf, "fleet_update_cdf"); err != nil {
-		return files, err
+	if err := out.Save(cdf, "fleet_update_cdf"); err != nil {
+		return out.Files, err
 	}
-	return files, nil
+	return out.Files, nil
 }

@@ -25,40 +25,35 @@ import (
 // its carbon source. It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
 	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
-	var files []string
-	save := func(p *plot.Plot, name string, w, h vg.Length, opts ...figure.Option) error {
-		fs, err := figure.Save(p, dir, name, w, h, opts...)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir}
 	for _, pool := range r.Pools {
 		p, err := savingPlot(r, pool, src)
 		if err != nil {
 			return nil, err
 		}
-		if err := save(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+		if err := out.SaveSized(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
 		if p, err = sharePlot(r, pool, src); err != nil {
 			return nil, err
 		}
-		if err := save(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+		if err := out.SaveSized(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
 		if p, err = cdfPlot(r, pool, src); err != nil {
 			return nil, err
 		}
-		if err := save(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+		if err := out.SaveSized(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
 	}
 	if r.table != nil {
 		p, bar := heatmap(r, src)
-		if err := save(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
+		if err := out.SaveSized(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
 			return nil, err
 		}
 	}
-	return files, nil
+	return out.Files, nil
 }
 
 func classesOf(r *Result) []string {

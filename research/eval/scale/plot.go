@@ -19,7 +19,6 @@ import (
 // versus N, one line per R (compile, entries: policy C) or per policy
 // (writes: the largest R measured). It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	var files []string
 	sub := fmt.Sprintf("generated configurations; %s, %s", r.Machine, r.Date.Format("2006-01-02"))
 	type curve struct {
 		name string
@@ -47,11 +46,7 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		p.X.Tick.Marker, p.Y.Tick.Marker = figure.Log10Ticks{}, figure.Log10Ticks{}
 		return p
 	}
-	save := func(p *plot.Plot, name string) error {
-		fs, err := figure.Save(p, dir, name, 8*vg.Inch, 5*vg.Inch)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 5 * vg.Inch}
 	regionsSeen, policies := []int{}, []string{}
 	for _, pt := range r.Points {
 		if !slices.Contains(regionsSeen, pt.Regions) {
@@ -85,8 +80,8 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	if err := lines(p, byR(pc, func(pt Point) float64 { return pt.CompileMs })); err != nil {
 		return nil, err
 	}
-	if err := save(p, "scale_compile_ms"); err != nil {
-		return files, err
+	if err := out.Save(p, "scale_compile_ms"); err != nil {
+		return out.Files, err
 	}
 	p = newPlot("sla_feasibility entries, policy "+pc+" (dashed: the v1model table, 4096)", "entries")
 	if err := lines(p, byR(pc, func(pt Point) float64 { return float64(pt.ByTable[pipeline.TableSLAFeasibility]) })); err != nil {
@@ -96,8 +91,8 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		lim.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(lim)
 	}
-	if err := save(p, "scale_feasibility_entries"); err != nil {
-		return files, err
+	if err := out.Save(p, "scale_feasibility_entries"); err != nil {
+		return out.Files, err
 	}
 	top := regionsSeen[len(regionsSeen)-1]
 	p = newPlot(fmt.Sprintf("Writes of one hourly update, R = %d (C: 2R+1 = %d whatever N)", top, 2*top+1), "writes per hour (mean)")
@@ -116,10 +111,10 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	if err := lines(p, cs); err != nil {
 		return nil, err
 	}
-	if err := save(p, "scale_writes_per_hour"); err != nil {
-		return files, err
+	if err := out.Save(p, "scale_writes_per_hour"); err != nil {
+		return out.Files, err
 	}
-	return files, nil
+	return out.Files, nil
 }
 
 func (r *Result) minSites() int {

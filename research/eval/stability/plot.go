@@ -24,34 +24,29 @@ import (
 // and the signal. It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
 	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
-	var files []string
-	save := func(p *plot.Plot, name string) error {
-		fs, err := figure.Save(p, dir, name, 9*vg.Inch, 5*vg.Inch)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 5 * vg.Inch}
 	p, err := paretoPlot(r, "", src)
 	if err != nil {
 		return nil, err
 	}
-	if err := save(p, "stability_pareto"); err != nil {
+	if err := out.Save(p, "stability_pareto"); err != nil {
 		return nil, err
 	}
 	for _, s := range r.Sites {
 		if p, err = paretoPlot(r, s, src); err != nil {
 			return nil, err
 		}
-		if err := save(p, "stability_pareto_"+s); err != nil {
+		if err := out.Save(p, "stability_pareto_"+s); err != nil {
 			return nil, err
 		}
 	}
 	if p, err = changesPlot(r, src); err != nil {
 		return nil, err
 	}
-	if err := save(p, "stability_changes_by_class"); err != nil {
+	if err := out.Save(p, "stability_changes_by_class"); err != nil {
 		return nil, err
 	}
-	return files, nil
+	return out.Files, nil
 }
 
 // paretoPoint is one point of the Pareto plot.

@@ -31,12 +31,7 @@ const FloorS = 0.001
 func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 	cfg := res.Config
 	byDelay := len(cfg.Lambdas) == 1 && len(cfg.NotifyDelays) > 1
-	var files []string
-	save := func(p *plot.Plot, base string) error {
-		fs, err := figure.Save(p, dir, base, 7*vg.Inch, 4.5*vg.Inch)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir, W: 7 * vg.Inch, H: 4.5 * vg.Inch}
 	if !byDelay {
 		top := slices.Max(cfg.Lambdas)
 		for _, m := range []struct {
@@ -50,7 +45,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := save(p, m.key+"_bars_lambda"+strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
+			if err := out.Save(p, m.key+"_bars_lambda"+strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
 				return nil, err
 			}
 		}
@@ -71,7 +66,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if byDelay {
 				base = m.key + "_vs_notify_" + d
 			}
-			if err := save(p, base); err != nil {
+			if err := out.Save(p, base); err != nil {
 				return nil, err
 			}
 		}
@@ -80,12 +75,12 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := save(p, "cdf_latency_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
+			if err := out.Save(p, "cdf_latency_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return files, nil
+	return out.Files, nil
 }
 
 // widths makes overlapping curves visible: earlier policies are drawn wider.
