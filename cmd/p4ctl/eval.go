@@ -177,19 +177,19 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		}
 		src = ts
 	} else {
-		p := regions.DefaultSyntheticPeriod()
-		if period.Hours() > 0 && !period.Within(p) {
-			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
-				p.From.Year(), period, p.From.Year())
-			p = regions.Period{From: time.Date(period.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC),
-				To: time.Date(period.To.Add(-time.Hour).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)}
-		}
-		if src, err = regions.NewSynthetic(o.carbonSeed, p); err != nil {
+		syn, mapped, err := regions.SyntheticFor(o.carbonSeed, period)
+		if err != nil {
 			return err
 		}
+		if mapped {
+			fy := regions.DefaultSyntheticPeriod().From.Year()
+			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
+				fy, period, fy)
+		}
+		src = syn
 	}
 	if period.Hours() == 0 {
-		if period, err = firstWholeMonth(src.Period()); err != nil {
+		if period, err = src.Period().FirstWholeMonth(); err != nil {
 			return err
 		}
 	}
@@ -222,19 +222,6 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		CapShare: o.capShare, LatencyModel: o.latencyModel, LatencySigma: o.latencySigma,
 	}
 	return nil
-}
-
-// firstWholeMonth returns the first calendar month inside p.
-func firstWholeMonth(p regions.Period) (regions.Period, error) {
-	t := time.Date(p.From.Year(), p.From.Month(), 1, 0, 0, 0, 0, time.UTC)
-	if t.Before(p.From) {
-		t = t.AddDate(0, 1, 0)
-	}
-	m := regions.Period{From: t, To: t.AddDate(0, 1, 0)}
-	if !m.Within(p) {
-		return regions.Period{}, fmt.Errorf("the carbon data (%s) holds no whole month: give --from/--to", p)
-	}
-	return m, nil
 }
 
 // Validate checks flag values.

@@ -237,7 +237,7 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 			return usageErrorf("--from/--to: %w", err)
 		}
 	default:
-		if ec.Period, err = firstWholeYear(src.Period()); err != nil {
+		if ec.Period, err = src.Period().FirstWholeYear(); err != nil {
 			return err
 		}
 	}
@@ -246,23 +246,6 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	o.cfg = ec
 	return nil
-}
-
-// firstWholeYear returns the first calendar year inside p, or p itself
-// when it holds none (a shorter trace is evaluated whole).
-func firstWholeYear(p regions.Period) (regions.Period, error) {
-	t := time.Date(p.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	if t.Before(p.From) {
-		t = t.AddDate(1, 0, 0)
-	}
-	y := regions.Period{From: t, To: t.AddDate(1, 0, 0)}
-	if y.Within(p) {
-		return y, nil
-	}
-	if p.Hours() < 2 {
-		return regions.Period{}, fmt.Errorf("the carbon data (%s) is too short to evaluate", p)
-	}
-	return p, nil
 }
 
 // Validate checks flag values.

@@ -196,7 +196,7 @@ func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now ti
 			return time.Time{}, usageErrorf("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
 		}
 		t := base.Add(time.Duration(h.Hour) * time.Hour)
-		mapped := cfg.Carbon.Source == config.SourceOffline
+		mapped := regions.MapsYears(src)
 		if !mapped && p.Hours() > 0 && !p.Contains(t) {
 			return time.Time{}, usageErrorf("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
 		}

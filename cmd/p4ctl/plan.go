@@ -145,7 +145,7 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	mapYears := o.cfg.Carbon.Source == config.SourceOffline
+	mapYears := feed.MapYears
 	var st *compiler.State
 	if o.cfg.RoutingHysteresis() != nil {
 		st, err = o.hysteretic(feed, at, mapYears)
