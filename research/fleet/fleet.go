@@ -1,6 +1,6 @@
 // Package fleet runs one controller process against a fleet of embedded
-// switches (pkg/demo's embedded target, each with its P4Runtime server on
-// a loopback TCP port) through replayed hours at unpaced speed, and
+// switches (dataplane.Start, each with its P4Runtime server on a loopback
+// TCP port) through replayed hours at unpaced speed, and
 // measures it (issue 14 item 4, docs/SCALING.md): hours per second, the
 // time of one fleet-wide hourly update (submission to every reachable
 // switch holding the plan) with its percentiles, goroutines and RSS over
