@@ -132,14 +132,14 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	else echo "fits Tofino 1: NO, more MAU stages than the chip has (RESOURCES.md)" >> $(P4_TNA_OUT)/BUILDINFO; echo "make p4-tna: the program does not fit Tofino 1's stages (p4src/build/tna/RESOURCES.md)" >&2; exit 1; fi
 
 # Soak: the controller daemon against embedded switches under faults
-# (internal/soak) for SOAK_DURATION of wall time over SOAK_HOURS replayed
+# (internal/testing/soak) for SOAK_DURATION of wall time over SOAK_HOURS replayed
 # hours (default one per 2 s); the JSON report goes to out/soak/report.json.
 SOAK_DURATION ?= 10m
 SOAK_HOURS ?=
 
 .PHONY: soak
 soak: deps ## Soak with faults: controller and switch kills/restarts (one switch the XDP program, as root), carbon outages, delayed P4Runtime (SOAK_DURATION=10m, SOAK_HOURS)
-	P4CTL_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_HOURS=$(SOAK_HOURS) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./internal/soak
+	P4CTL_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_HOURS=$(SOAK_HOURS) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./internal/testing/soak
 
 .PHONY: mininet
 mininet: ## BMv2-in-Mininet testbed run (root, Mininet, BMv2, p4c outputs); MININET_SWITCH=embedded|xdp on p4ctl switch [--datapath xdp], MININET_DURATION=30s for a short run

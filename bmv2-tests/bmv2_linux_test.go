@@ -20,14 +20,14 @@ import (
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	"github.com/p4ctl/p4ctl/internal/testing/conformance"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/conformance"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
@@ -481,7 +481,7 @@ func regReader(sw *bmv2harness.Switch, c *p4rt.Client) func(context.Context, str
 	}
 }
 
-// The P4Runtime conformance suite (pkg/p4rt/conformance) against BMv2
+// The P4Runtime conformance suite (internal/testing/conformance) against BMv2
 // loaded with our program.
 func TestConformance(t *testing.T) {
 	cfg := requireBMv2(t)

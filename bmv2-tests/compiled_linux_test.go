@@ -16,8 +16,8 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/wire"
+	"github.com/p4ctl/p4ctl/testbed"
 )
 
 // The Mininet testbed's compiled tables (pkg/compiler output for

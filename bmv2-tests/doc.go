@@ -2,7 +2,7 @@
 // p4ctl's embedded target (pkg/dataplane):
 //
 //   - TestPacketCases runs the shared packet-case table
-//     (pkg/dataplane/packetcases) unchanged against simple_switch_grpc loaded
+//     (internal/testing/packetcases) unchanged against simple_switch_grpc loaded
 //     with p4c's compile of p4src/v1model, and against a fresh embedded
 //     switch, and requires every output — verdict, egress port, the exact
 //     bytes of every emitted frame (rewritten and switch-set header fields),
@@ -13,7 +13,7 @@
 //     requires identical bindings, the plan's regions, forwarded replies and
 //     released slots.
 //   - TestConformance runs the P4Runtime conformance suite
-//     (pkg/p4rt/conformance) against BMv2.
+//     (internal/testing/conformance) against BMv2.
 //   - TestPacketCasesEmbedded runs the same packet cases, through the same
 //     veths and AF_PACKET sockets, against p4ctl's embedded switch as a
 //     process of its own (`p4ctl switch -i N@swN ...`, built by the test),
@@ -22,7 +22,7 @@
 //     through veths in one run and reports embedded/BMv2.
 //
 // BMv2 runs inside a network namespace created and removed by
-// pkg/p4rt/bmv2harness (its Thrift server listens on every interface; its
+// internal/testing/bmv2harness (its Thrift server listens on every interface; its
 // P4Runtime server is on 127.0.0.1 inside the namespace); so does the
 // embedded switch. Frames are built with gopacket (pkg/wire, packetcases)
 // and injected and captured with AF_PACKET sockets (pkg/afpacket) opened

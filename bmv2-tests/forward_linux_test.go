@@ -16,10 +16,10 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"golang.org/x/sys/unix"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
 )
 
 // A `p4ctl switch --datapath xdp` killed with SIGKILL leaves no program on

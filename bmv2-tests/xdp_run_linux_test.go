@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )

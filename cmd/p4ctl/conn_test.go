@@ -12,7 +12,6 @@ import (
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 )
 
 // deadAddr is a loopback address where nothing listens (a port that was
@@ -107,7 +106,7 @@ func TestElectionIDShellForm(t *testing.T) {
 // command; a pipeline push to an id the switch does not serve says how to
 // fix it (issue 15 item 15).
 func TestDeviceIDZero(t *testing.T) {
-	e, err := demo.StartEmbedded(dataplane.Options{NoPipeline: true}, "127.0.0.1:0", p4rtserver.WithDeviceID(0))
+	e, err := dataplane.Start(dataplane.Options{NoPipeline: true}, "127.0.0.1:0", p4rtserver.WithDeviceID(0))
 	if err != nil {
 		t.Fatal(err)
 	}

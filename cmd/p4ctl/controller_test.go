@@ -20,15 +20,15 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/demo"
-	"github.com/p4ctl/p4ctl/pkg/tuning"
+	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
 const mumbai = "../../examples/mumbai.yaml"
 
 // embeddedSwitch serves the embedded switch on a free loopback port.
-func embeddedSwitch(t *testing.T) *demo.Embedded {
+func embeddedSwitch(t *testing.T) *dataplane.Embedded {
 	t.Helper()
-	e, err := demo.StartEmbedded(dataplane.Options{}, "127.0.0.1:0")
+	e, err := dataplane.Start(dataplane.Options{}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestDemoQuickCLI(t *testing.T) {
 // push pipeline installs a P4Info on a switch started without one (as
 // simple_switch_grpc --no-p4), spelled either way.
 func TestPushPipeline(t *testing.T) {
-	e, err := demo.StartEmbedded(dataplane.Options{NoPipeline: true}, "127.0.0.1:0")
+	e, err := dataplane.Start(dataplane.Options{NoPipeline: true}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

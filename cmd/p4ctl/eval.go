@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/eval/carbon"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/research/eval/carbon"
 )
 
 func newEvalCmd(s *streams) *cobra.Command {
@@ -177,19 +177,19 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		}
 		src = ts
 	} else {
-		p := regions.DefaultSyntheticPeriod()
-		if period.Hours() > 0 && !period.Within(p) {
-			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
-				p.From.Year(), period, p.From.Year())
-			p = regions.Period{From: time.Date(period.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC),
-				To: time.Date(period.To.Add(-time.Hour).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)}
-		}
-		if src, err = regions.NewSynthetic(o.carbonSeed, p); err != nil {
+		syn, mapped, err := regions.SyntheticFor(o.carbonSeed, period)
+		if err != nil {
 			return err
 		}
+		if mapped {
+			fy := regions.DefaultSyntheticPeriod().From.Year()
+			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
+				fy, period, fy)
+		}
+		src = syn
 	}
 	if period.Hours() == 0 {
-		if period, err = firstWholeMonth(src.Period()); err != nil {
+		if period, err = src.Period().FirstWholeMonth(); err != nil {
 			return err
 		}
 	}
@@ -222,19 +222,6 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 		CapShare: o.capShare, LatencyModel: o.latencyModel, LatencySigma: o.latencySigma,
 	}
 	return nil
-}
-
-// firstWholeMonth returns the first calendar month inside p.
-func firstWholeMonth(p regions.Period) (regions.Period, error) {
-	t := time.Date(p.From.Year(), p.From.Month(), 1, 0, 0, 0, 0, time.UTC)
-	if t.Before(p.From) {
-		t = t.AddDate(0, 1, 0)
-	}
-	m := regions.Period{From: t, To: t.AddDate(0, 1, 0)}
-	if !m.Within(p) {
-		return regions.Period{}, fmt.Errorf("the carbon data (%s) holds no whole month: give --from/--to", p)
-	}
-	return m, nil
 }
 
 // Validate checks flag values.
@@ -287,26 +274,14 @@ func (o *evalCarbonOptions) Validate() error {
 
 // Run executes the experiment, writes plots and prints the result.
 func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "eval carbon")
-	defer done()
-	o.cfg.Progress = progress
-	res, err := carbon.Run(ctx, o.cfg)
-	done() // the bar is gone before anything is printed
-	if err != nil {
-		return err
-	}
-	if !o.noPlots {
-		files, err := carbon.WritePlots(res, o.outDir)
-		if err != nil {
-			return err
-		}
-		res.Plots = files
-	}
-	if err := output.Print(s.Out, o.format, res); err != nil {
-		return err
-	}
-	printPlots(s, res.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "eval carbon",
+		func(progress func(done, total int)) (*carbon.Result, error) {
+			o.cfg.Progress = progress
+			return carbon.Run(ctx, o.cfg)
+		},
+		plotsTo(o.noPlots, o.outDir, carbon.WritePlots),
+		func(r *carbon.Result, files []string) any { r.Plots = files; return r })
+	return err
 }
 
 // periodFlag names the flags that gave a period: --period, else --from/--to.

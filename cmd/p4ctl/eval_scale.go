@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/configgen"
-	"github.com/p4ctl/p4ctl/pkg/eval/scale"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/research/configgen"
+	"github.com/p4ctl/p4ctl/research/eval/scale"
 )
 
 // evalScaleOptions are the flags of `p4ctl eval scale`.
@@ -125,22 +125,11 @@ type scaleResult struct {
 
 // Run measures, plots and prints.
 func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "eval scale")
-	defer done()
-	res, err := scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
-	done()
-	if err != nil {
-		return err
-	}
-	out := scaleResult{Result: res}
-	if !o.noPlots {
-		if out.Plots, err = scale.WritePlots(res, o.outDir); err != nil {
-			return err
-		}
-	}
-	if err := output.Print(s.Out, o.format, out); err != nil {
-		return err
-	}
-	printPlots(s, out.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "eval scale",
+		func(progress func(done, total int)) (*scale.Result, error) {
+			return scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
+		},
+		plotsTo(o.noPlots, o.outDir, scale.WritePlots),
+		func(r *scale.Result, files []string) any { return scaleResult{Result: r, Plots: files} })
+	return err
 }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/eval/stability"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
+	"github.com/p4ctl/p4ctl/research/eval/stability"
 )
 
 // evalStabilityOptions are the flags of `p4ctl eval stability`.
@@ -205,7 +205,7 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 			return inputError(err)
 		}
 		src = ts
-	case cfg.Carbon.Source == config.SourceElectricityMapsAPI || cfg.Carbon.Source == config.SourceWattTimeAPI:
+	case cfg.Carbon.Live():
 		return usageErrorf("the configuration's carbon source %s is live: a year's evaluation needs a year of history; give --traces", cfg.Carbon.Source)
 	default:
 		if src, err = cfg.OpenCarbonContext(cmdContext(c)); err != nil {
@@ -237,7 +237,7 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 			return usageErrorf("--from/--to: %w", err)
 		}
 	default:
-		if ec.Period, err = firstWholeYear(src.Period()); err != nil {
+		if ec.Period, err = src.Period().FirstWholeYear(); err != nil {
 			return err
 		}
 	}
@@ -246,23 +246,6 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	o.cfg = ec
 	return nil
-}
-
-// firstWholeYear returns the first calendar year inside p, or p itself
-// when it holds none (a shorter trace is evaluated whole).
-func firstWholeYear(p regions.Period) (regions.Period, error) {
-	t := time.Date(p.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	if t.Before(p.From) {
-		t = t.AddDate(1, 0, 0)
-	}
-	y := regions.Period{From: t, To: t.AddDate(1, 0, 0)}
-	if y.Within(p) {
-		return y, nil
-	}
-	if p.Hours() < 2 {
-		return regions.Period{}, fmt.Errorf("the carbon data (%s) is too short to evaluate", p)
-	}
-	return p, nil
 }
 
 // Validate checks flag values.
@@ -306,25 +289,16 @@ func (o *evalStabilityOptions) Validate() error {
 
 // Run evaluates, writes plots and prints the result.
 func (o *evalStabilityOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "eval stability")
-	defer done()
-	o.cfg.Progress = progress
-	res, err := stability.Run(ctx, o.cfg)
-	done() // the bar is gone before anything is printed
-	if err != nil {
-		return err
-	}
-	res.Notes = append(res.Notes, fmt.Sprintf("Configuration: %s; hysteresis evaluated: %s (%s, flags override).", o.configName, res.Hysteresis, o.hystNote))
-	if !o.noPlots {
-		files, err := stability.WritePlots(res, o.outDir)
-		if err != nil {
-			return err
-		}
-		res.Plots = files
-	}
-	if err := output.Print(s.Out, o.format, res); err != nil {
-		return err
-	}
-	printPlots(s, res.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "eval stability",
+		func(progress func(done, total int)) (*stability.Result, error) {
+			o.cfg.Progress = progress
+			res, err := stability.Run(ctx, o.cfg)
+			if err == nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("Configuration: %s; hysteresis evaluated: %s (%s, flags override).", o.configName, res.Hysteresis, o.hystNote))
+			}
+			return res, err
+		},
+		plotsTo(o.noPlots, o.outDir, stability.WritePlots),
+		func(r *stability.Result, files []string) any { r.Plots = files; return r })
+	return err
 }

@@ -17,13 +17,13 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
-	"github.com/p4ctl/p4ctl/pkg/tuning"
+	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
 // Shared flag helpers of the commands that read a controller configuration
@@ -33,31 +33,20 @@ import (
 // loadControllerConfig loads and validates a controller configuration; an
 // invalid one is a usage error (exit 2) reported before any switch is
 // touched, every problem as file:line: path: message. Pools with a tune
-// block get their JBSQ bound by simulation (pkg/tuning, about a second per
-// pool) and report is called with each (commands print it on stderr, so -o
-// json stays clean); a target no bound meets is an error (exit 1; diff,
-// whose 1 means drift, exits exitDiffError).
+// block get their JBSQ bound by simulation (tuning.Load) and report is
+// called with each (commands print it on stderr, so -o json stays clean);
+// a target no bound meets is an error (exit 1; diff, whose 1 means drift,
+// exits exitDiffError).
 func loadControllerConfig(ctx context.Context, path string, report func(tuning.Pool)) (*config.Config, error) {
 	if path == "" {
 		return nil, usageErrorf("--config is required")
 	}
-	cfg, err := config.LoadContext(ctx, path)
-	if err != nil {
+	cfg, err := tuning.Load(ctx, path, tuning.Options{}, report)
+	var ce *tuning.ConfigError
+	if errors.As(err, &ce) {
 		return nil, inputError(err) // missing, unreadable or invalid: exit 2
 	}
-	cfg, pools, err := tuning.Resolve(ctx, cfg, tuning.Options{})
-	for _, p := range pools {
-		report(p)
-	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", path, err)
-		var ve *config.ValidationError
-		if errors.As(err, &ve) {
-			return nil, usageError{err}
-		}
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // inputError makes err, from reading or parsing an input file that the
@@ -207,7 +196,7 @@ func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now ti
 			return time.Time{}, usageErrorf("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
 		}
 		t := base.Add(time.Duration(h.Hour) * time.Hour)
-		mapped := cfg.Carbon.Source == config.SourceOffline
+		mapped := regions.MapsYears(src)
 		if !mapped && p.Hours() > 0 && !p.Contains(t) {
 			return time.Time{}, usageErrorf("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
 		}
@@ -646,24 +635,15 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErrorf("--log-format %q: want text or json", format)
 }
 
-// carbonFeed opens the configuration's carbon source: the offline model
-// or CSV traces (config.OpenCarbon), or a live API client
-// (carbonapi.FromConfig with o: Electricity Maps or WattTime, refreshed by
-// the controller before each plan).
+// carbonFeed opens the configuration's carbon feed
+// (controller.OpenCarbonFeed); a static source that cannot be read is an
+// input error (exit 2).
 func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
-	switch cfg.Carbon.Source {
-	case config.SourceElectricityMapsAPI, config.SourceWattTimeAPI:
-		src, err := carbonapi.FromConfig(cfg, o)
-		if err != nil {
-			return nil, fmt.Errorf("carbon: %w", err)
-		}
-		return &controller.CarbonFeed{Source: src}, nil
-	}
-	src, err := cfg.OpenCarbonContext(ctx)
-	if err != nil {
+	feed, err := controller.OpenCarbonFeed(ctx, cfg, o)
+	if err != nil && !cfg.Carbon.Live() {
 		return nil, inputError(err)
 	}
-	return &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline}, nil
+	return feed, err
 }
 
 // planAt opens the carbon source (refreshing a live one) and plans the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/fleet"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/research/fleet"
 )
 
 // fleetOptions are the flags of `p4ctl fleet`.
@@ -102,23 +102,15 @@ type fleetResult struct {
 
 // Run runs the fleet and prints the result.
 func (o *fleetOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "fleet")
-	defer done()
-	res, err := fleet.Run(ctx, fleet.Options{Config: o.cfg, Switches: o.switches, Unreachable: o.unreachable, Hours: o.hours, TargetSites: o.targetSites, Progress: progress})
-	done()
+	res, err := runExperiment(s, o.format, "fleet",
+		func(progress func(done, total int)) (*fleet.Result, error) {
+			return fleet.Run(ctx, fleet.Options{Config: o.cfg, Switches: o.switches, Unreachable: o.unreachable, Hours: o.hours, TargetSites: o.targetSites, Progress: progress})
+		},
+		plotsTo(o.noPlots, o.outDir, fleet.WritePlots),
+		func(r *fleet.Result, files []string) any { return fleetResult{Result: r, Plots: files} })
 	if err != nil {
 		return err
 	}
-	out := fleetResult{Result: res}
-	if !o.noPlots {
-		if out.Plots, err = fleet.WritePlots(res, o.outDir); err != nil {
-			return err
-		}
-	}
-	if err := output.Print(s.Out, o.format, out); err != nil {
-		return err
-	}
-	printPlots(s, out.Plots)
 	// Interrupted (SIGINT, SIGTERM): the report above is partial, and the
 	// exit status says so, as demo's and sim's do.
 	if err := ctx.Err(); err != nil {

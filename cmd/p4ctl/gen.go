@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/configgen"
 	"github.com/p4ctl/p4ctl/pkg/output"
+	"github.com/p4ctl/p4ctl/research/configgen"
 )
 
 func newGenCmd(s *streams) *cobra.Command {

@@ -572,160 +572,16 @@ func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.In
 	return res, nil
 }
 
-// regionRow is one region as the switch sees it.
-type regionRow struct {
-	Index       int    `json:"index"`
-	Region      string `json:"region"`
-	City        string `json:"city"`
-	NextHop     string `json:"next_hop"`
-	Rank        *int   `json:"rank,omitempty"` // in the active generation's shared ranking (0 = cleanest)
-	Routed      int64  `json:"routed"`
-	Fallback    int64  `json:"fallback"`
-	Outstanding uint64 `json:"outstanding"`
-	// Capacity is the local pool's capacity (0 = unlimited); Full is
-	// outstanding ≥ capacity, when the next request would spill.
-	Capacity uint64 `json:"capacity,omitempty"`
-	Full     bool   `json:"full,omitempty"`
-}
-
-type regionRows struct {
-	Epoch   uint8       `json:"active_epoch"`
-	Regions []regionRow `json:"regions"`
-}
-
-func (r regionRows) TableHeaders() []string {
-	return []string{"INDEX", "REGION", "CITY", "NEXT HOP", "RANK", "ROUTED", "FALLBACK", "OUTSTANDING", "FULL"}
-}
-
-func (r regionRows) TableRows() [][]string {
-	var out [][]string
-	for _, x := range r.Regions {
-		rank := "-"
-		if x.Rank != nil {
-			rank = strconv.Itoa(*x.Rank)
-		}
-		full := ""
-		if x.Full {
-			full = "yes"
-		}
-		out = append(out, []string{strconv.Itoa(x.Index), x.Region, x.City, x.NextHop, rank,
-			strconv.FormatInt(x.Routed, 10), strconv.FormatInt(x.Fallback, 10), strconv.FormatUint(x.Outstanding, 10), full})
-	}
-	return out
-}
-
 func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	tr, err := controller.NewTranslator(idx)
 	if err != nil {
 		return nil, fmt.Errorf("get regions needs the p4ctl program on the switch: %w", err)
 	}
-	st, err := controller.ReadState(ctx, c, tr)
+	v, err := controller.ReadRegions(ctx, c, tr, o.regs)
 	if err != nil {
 		return nil, err
 	}
-	res := regionRows{Epoch: st.ActiveEpoch()}
-	byIdx := map[int]*regionRow{}
-	row := func(i int) *regionRow {
-		if r, ok := byIdx[i]; ok {
-			return r
-		}
-		r := &regionRow{Index: i, Region: strconv.Itoa(i)}
-		if reg, ok := regions.RegionAt(regions.Index(i)); ok {
-			r.Region, r.City = reg.ID, reg.City
-		}
-		byIdx[i] = r
-		return r
-	}
-	for _, e := range st.Table(pipeline.TableRegionNextHop) {
-		if e.Default {
-			continue
-		}
-		m, _ := e.Field(pipeline.FieldRegion)
-		r := row(int(m.Value))
-		capacity, _ := e.Param(pipeline.ParamCapacity)
-		switch e.Action {
-		case pipeline.ActionDispatchLocal:
-			r.Capacity = capacity
-			r.NextHop = "local pool (capacity unlimited)"
-			if capacity != 0 {
-				r.NextHop = fmt.Sprintf("local pool (capacity %d)", capacity)
-			}
-		case pipeline.ActionForwardRemote:
-			port, _ := e.Param(pipeline.ParamPort)
-			r.NextHop = fmt.Sprintf("remote via port %d", port)
-		default:
-			r.NextHop = shortName(e.Action)
-		}
-	}
-	ranks := sharedRanking(st)
-	for i, reg := range ranks {
-		k := i
-		row(int(reg)).Rank = &k
-	}
-	for _, name := range []string{pipeline.CounterRegionRouted, pipeline.CounterRegionFallback} {
-		cells, err := c.ReadCounter(ctx, name, -1)
-		if err != nil {
-			return nil, err
-		}
-		for _, cell := range cells {
-			if cell.Packets == 0 && byIdx[int(cell.Index)] == nil {
-				continue
-			}
-			r := row(int(cell.Index))
-			if name == pipeline.CounterRegionRouted {
-				r.Routed = cell.Packets
-			} else {
-				r.Fallback = cell.Packets
-			}
-		}
-	}
-	outs, err := o.regs.Read(ctx, pipeline.RegisterRegionOutstanding, -1)
-	if err != nil {
-		return nil, err
-	}
-	for _, cell := range outs {
-		if r, ok := byIdx[int(cell.Index)]; ok || cell.Value > 0 {
-			if !ok {
-				r = row(int(cell.Index))
-			}
-			r.Outstanding = cell.Value
-			r.Full = r.Capacity != 0 && cell.Value >= r.Capacity
-		}
-	}
-	for _, r := range byIdx {
-		res.Regions = append(res.Regions, *r)
-	}
-	sort.Slice(res.Regions, func(i, j int) bool { return res.Regions[i].Index < res.Regions[j].Index })
-	return res, nil
-}
-
-// sharedRanking returns the regions of the active generation's
-// site-independent carbon_rank entries, best first.
-func sharedRanking(st *compiler.State) []regions.Index {
-	epoch := st.ActiveEpoch()
-	type ranked struct {
-		prio   int32
-		region regions.Index
-	}
-	var rs []ranked
-	for _, e := range st.Table(pipeline.TableCarbonRank) {
-		if e.Default {
-			continue
-		}
-		ep, _ := e.Field(pipeline.FieldEpoch)
-		site, _ := e.Field(pipeline.FieldSite)
-		if uint8(ep.Value) != epoch || site.Mask != 0 {
-			continue
-		}
-		r, _ := e.Param(pipeline.ParamRegion)
-		rs = append(rs, ranked{e.Priority, regions.Index(r)})
-	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].prio > rs[j].prio })
-	out := make([]regions.Index, len(rs))
-	for i, r := range rs {
-		out[i] = r.region
-	}
-	return out
+	return v, nil
 }
 
 func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

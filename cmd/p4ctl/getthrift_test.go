@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2fake"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
@@ -44,7 +44,7 @@ func TestGetRegistersOverThrift(t *testing.T) {
 	credit[1] = pipeline.Credit{Outstanding: 3, LastTick: 9}.Cell() // server 4·1 + 2 = 6
 	regions := make([]uint64, pipeline.MaxRegions)
 	regions[0] = 4
-	fake, err := bmv2rt.NewFake(map[string][]uint64{
+	fake, err := bmv2fake.New(map[string][]uint64{
 		pipeline.RegisterServerCredit(2):   credit,
 		pipeline.RegisterRegionOutstanding: regions,
 	})

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/prototext"
 
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 )
 
 // otherProgram writes the P4Info of another program: the p4ctl program's

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 	"github.com/spf13/cobra"
 )
 
@@ -145,7 +145,7 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	mapYears := o.cfg.Carbon.Source == config.SourceOffline
+	mapYears := feed.MapYears
 	var st *compiler.State
 	if o.cfg.RoutingHysteresis() != nil {
 		st, err = o.hysteretic(feed, at, mapYears)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 )
 
 // A controller configuration given where p4runtime-shell's --config
@@ -41,7 +40,7 @@ func TestPushPipelineSafety(t *testing.T) {
 		t.Errorf("the empty P4Info reached the network: %s", errs)
 	}
 
-	e, err := demo.StartEmbedded(dataplane.Options{}, "127.0.0.1:0")
+	e, err := dataplane.Start(dataplane.Options{}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // runOptions are the flags of `p4ctl run`.
@@ -223,7 +223,7 @@ func (o *runOptions) Validate() error {
 
 	sched := o.cfg.Schedule
 	replay := sched.Mode == config.ScheduleReplay || o.Replay != ""
-	live := o.cfg.Carbon.Source == config.SourceElectricityMapsAPI || o.cfg.Carbon.Source == config.SourceWattTimeAPI
+	live := o.cfg.Carbon.Live()
 	if replay && live {
 		return usageErrorf("a replay needs a trace or the offline model; carbon.source %s is live (real time only)", o.cfg.Carbon.Source)
 	}

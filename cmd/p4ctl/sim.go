@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/sim/verdict"
+	"github.com/p4ctl/p4ctl/research/sim/verdict"
 )
 
 func newSimCmd(s *streams) *cobra.Command {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
-	"github.com/p4ctl/p4ctl/pkg/sim/dist"
-	"github.com/p4ctl/p4ctl/pkg/sim/micro"
+	"github.com/p4ctl/p4ctl/research/sim/dist"
+	"github.com/p4ctl/p4ctl/research/sim/micro"
 )
 
 // microExperiments are the experiments of `sim micro`, in help order.

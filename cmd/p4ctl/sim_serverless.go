@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/output"
-	"github.com/p4ctl/p4ctl/pkg/sim/serverless"
-	sdist "github.com/p4ctl/p4ctl/pkg/sim/serverless/dist"
-	"github.com/p4ctl/p4ctl/pkg/sim/serverless/plots"
+	"github.com/p4ctl/p4ctl/research/sim/serverless"
+	sdist "github.com/p4ctl/p4ctl/research/sim/serverless/dist"
+	"github.com/p4ctl/p4ctl/research/sim/serverless/plots"
 )
 
 // simServerlessOptions are the flags of `p4ctl sim serverless`.
@@ -404,26 +404,14 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.format, res)
 	}
-	progress, done := newProgress(s.Err, "sim serverless "+o.cfg.Name)
-	defer done()
-	o.cfg.Progress = progress
-	res, err := serverless.RunExperiment(ctx, o.cfg)
-	done() // the bar is gone before anything is printed
-	if err != nil {
-		return err
-	}
-	if !o.noPlots {
-		files, err := plots.Write(res, o.outDir)
-		if err != nil {
-			return err
-		}
-		res.Plots = files
-	}
-	if err := output.Print(s.Out, o.format, res); err != nil {
-		return err
-	}
-	printPlots(s, res.Plots)
-	return nil
+	_, err := runExperiment(s, o.format, "sim serverless "+o.cfg.Name,
+		func(progress func(done, total int)) (*serverless.ExperimentResult, error) {
+			o.cfg.Progress = progress
+			return serverless.RunExperiment(ctx, o.cfg)
+		},
+		plotsTo(o.noPlots, o.outDir, plots.Write),
+		func(r *serverless.ExperimentResult, files []string) any { r.Plots = files; return r })
+	return err
 }
 
 // runFigures runs PathFinder's figures: the ALU benchmark (late binding's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
@@ -233,8 +231,7 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	if o.TLSCert != "" {
 		sopts = append(sopts, p4rtserver.WithTLS(p4rtserver.TLS{CertFile: o.TLSCert, KeyFile: o.TLSKey, ClientCAFile: o.TLSClientCA}))
 	}
-	srv := p4rtserver.New(sw, sopts...)
-	lis, err := srv.Listen()
+	emb, err := dataplane.Serve(sw, dataplane.ServeOptions{Addr: o.GRPCAddr, Remote: true, Server: sopts})
 	if err != nil {
 		return err
 	}
@@ -264,9 +261,9 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	case dp != nil:
 		portNote = "XDP program loaded, no data-plane ports"
 	}
-	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", lis.Addr(), o.DeviceID, o.CPUPort, pipelineNote, portNote)
+	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", emb.Addr(), o.DeviceID, o.CPUPort, pipelineNote, portNote)
 	if o.ready != nil {
-		o.ready(lis.Addr())
+		o.ready(emb.ListenAddr())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -282,21 +279,19 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	} else {
 		close(portErr)
 	}
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	err = srv.Serve(lis)
+	select {
+	case <-ctx.Done():
+	case <-emb.Done():
+	}
 	cancel()
-	<-stopped
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	_ = emb.Shutdown(sctx)
+	<-emb.Done()
 	if perr := <-portErr; perr != nil {
 		return fmt.Errorf("p4ctl switch: %w", perr)
 	}
-	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+	if err := emb.Err(); err != nil {
 		return fmt.Errorf("p4ctl switch: %w", err)
 	}
 	return nil

@@ -15,9 +15,9 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
-	"github.com/p4ctl/p4ctl/internal/testnet"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 

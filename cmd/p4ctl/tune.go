@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/sim/micro"
+	"github.com/p4ctl/p4ctl/research/sim/micro"
 )
 
 func newTuneCmd(s *streams) *cobra.Command {

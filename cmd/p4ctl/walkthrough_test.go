@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 )
 
 // walkthroughCommands returns the p4ctl command lines of a doc's sh blocks
@@ -67,7 +66,7 @@ func TestBMv2Walkthrough(t *testing.T) {
 	if err != nil || !strings.Contains(string(readme), "docs/BMV2.md") {
 		t.Errorf("README does not point to docs/BMV2.md (%v)", err)
 	}
-	e, err := demo.StartEmbedded(dataplane.Options{NoPipeline: true}, "127.0.0.1:0")
+	e, err := dataplane.Start(dataplane.Options{NoPipeline: true}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

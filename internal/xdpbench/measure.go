@@ -14,10 +14,10 @@ import (
 	"github.com/cilium/ebpf"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 )
 
 // Target names.

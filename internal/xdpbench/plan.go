@@ -3,7 +3,7 @@ package xdpbench
 import (
 	"fmt"
 
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )

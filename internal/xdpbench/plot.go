@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 )
 
 // WritePlot draws the result's requests per second as a dot plot (one row

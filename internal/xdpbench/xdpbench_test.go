@@ -12,8 +12,8 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/bmv2harness"
 )
 
 // requireRig skips tb without root, namespaces or the go command, and

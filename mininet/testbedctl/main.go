@@ -35,7 +35,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
+	"github.com/p4ctl/p4ctl/testbed"
 )
 
 func main() {

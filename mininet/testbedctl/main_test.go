@@ -20,8 +20,8 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/wire"
+	"github.com/p4ctl/p4ctl/testbed"
 )
 
 const cfgPath = "../testbed.yaml"

@@ -15,8 +15,8 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/output"
-	"github.com/p4ctl/p4ctl/pkg/testbed"
 	"github.com/p4ctl/p4ctl/pkg/wire"
+	"github.com/p4ctl/p4ctl/testbed"
 )
 
 // compileHours compiles cfg for n consecutive hours from start.

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/p4ctl/p4ctl/internal/testnet"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
 )
 
 // recv waits up to 2 s for a frame on p (nonblocking).

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/p4ctl/p4ctl/internal/testing/bmv2fake"
 )
 
 func TestRegisterCalls(t *testing.T) {
-	f, err := NewFake(map[string][]uint64{"P4ctlIngress.server_credit_0": {1, 1<<40 | 7, 0}, "x": {5}})
+	f, err := bmv2fake.New(map[string][]uint64{"P4ctlIngress.server_credit_0": {1, 1<<40 | 7, 0}, "x": {5}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package compiler
 
 import (
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"testing"
 	"time"
 

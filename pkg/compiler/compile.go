@@ -227,7 +227,7 @@ func Compile(in Input) (*State, error) {
 	}
 	for _, r := range cfg.Regions {
 		if l := r.NextHop.Local; l != nil && l.Tune != nil {
-			return nil, fmt.Errorf("compile: region %s: the pool's tune block is not resolved into a bound (pkg/tuning.Resolve)", r.ID)
+			return nil, fmt.Errorf("compile: region %s: the pool's tune block is not resolved into a bound (research/tuning.Resolve)", r.ID)
 		}
 	}
 	// First the per-site decisions (feasibility intervals, rankings), then

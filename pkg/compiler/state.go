@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
+	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // Match is one key field of an entry. Value holds the exact value, the LPM
@@ -315,6 +316,36 @@ func (s *State) ActiveEpoch() uint8 {
 		}
 	}
 	return 0
+}
+
+// SharedRanking returns the regions of the active generation's
+// site-independent carbon_rank entries (wildcard site), best first: the
+// ranking most sites share (p4ctl get regions shows it).
+func (s *State) SharedRanking() []regions.Index {
+	epoch := s.ActiveEpoch()
+	type ranked struct {
+		prio   int32
+		region regions.Index
+	}
+	var rs []ranked
+	for _, e := range s.Table(pipeline.TableCarbonRank) {
+		if e.Default {
+			continue
+		}
+		ep, _ := e.Field(pipeline.FieldEpoch)
+		site, _ := e.Field(pipeline.FieldSite)
+		if uint8(ep.Value) != epoch || site.Mask != 0 {
+			continue
+		}
+		r, _ := e.Param(pipeline.ParamRegion)
+		rs = append(rs, ranked{e.Priority, regions.Index(r)})
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.prio, a.prio) })
+	out := make([]regions.Index, len(rs))
+	for i, r := range rs {
+		out[i] = r.region
+	}
+	return out
 }
 
 // Clone returns a deep copy of s.

@@ -124,7 +124,7 @@ type LocalPool struct {
 	// Tune, instead of Bound (policy jbsq only), has the controller choose
 	// the bound by simulation when it loads the configuration: the
 	// smallest n meeting the SLO target, as `p4ctl tune jbsq` computes it
-	// for this pool's server count (pkg/tuning resolves it into Bound).
+	// for this pool's server count (research/tuning resolves it into Bound).
 	Tune *PoolTune `json:"tune,omitempty"`
 	// MaxHolds is how many times an unbindable request is recirculated.
 	MaxHolds int `json:"max_holds,omitempty"`
@@ -182,8 +182,8 @@ type PoolTune struct {
 	Requests int `json:"requests,omitempty"`
 }
 
-// Defaults of PoolTune: those of `p4ctl tune jbsq` (pkg/sim/micro's
-// Scenario and TuneJBSQ; pkg/tuning's tests keep them equal).
+// Defaults of PoolTune: those of `p4ctl tune jbsq` (research/sim/micro's
+// Scenario and TuneJBSQ; research/tuning's tests keep them equal).
 const (
 	DefaultTuneCoresPerServer = 8
 	DefaultTuneLoad           = 0.85
@@ -411,7 +411,7 @@ type Carbon struct {
 	// secret: the password comes from TokenEnv or TokenFile).
 	Username string `json:"username,omitempty"`
 	// WattTimeRegions overrides the built-in zone → WattTime region map
-	// (pkg/regions/carbonapi), e.g. {"US-MIDA-PJM": "PJM_NJ"}; watttime-api
+	// (pkg/carbonapi), e.g. {"US-MIDA-PJM": "PJM_NJ"}; watttime-api
 	// only.
 	WattTimeRegions map[string]string `json:"watttime_regions,omitempty"`
 	// StalenessBound is how old the newest value may be before the safe

@@ -180,6 +180,12 @@ func (c *Config) RoutingHysteresis() *regions.Hysteresis {
 	return &out
 }
 
+// Live reports whether the source is a live API (electricitymaps-api,
+// watttime-api), polled by the daemon rather than opened as a trace.
+func (c Carbon) Live() bool {
+	return c.Source == SourceElectricityMapsAPI || c.Source == SourceWattTimeAPI
+}
+
 // OpenCarbon opens the configured carbon source: the offline synthetic
 // model (no files) or CSV traces under Carbon.Dir. The API sources are run
 // by the daemon (p4ctl run), which polls them; OpenCarbon reports that they

@@ -400,7 +400,7 @@ func validatePool(p *problems, path string, pool *LocalPool, seen map[int]string
 	checkRange(p, path+".capacity", pool.Capacity, 0, maxU32)
 }
 
-// validateTune checks a pool's tune block (pkg/tuning simulates it; the
+// validateTune checks a pool's tune block (research/tuning simulates it; the
 // ranges here are the simulator's, so a valid block always runs).
 func validateTune(p *problems, path string, pool *LocalPool) {
 	if pool.Policy != "jbsq" {

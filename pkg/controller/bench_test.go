@@ -10,12 +10,11 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
@@ -165,7 +164,7 @@ func cpuTime() time.Duration { return cputime.ProcessTime() }
 // election id 1 to it (not yet arbitrated); stop ends both.
 func embeddedClient(b *testing.B) (*p4rt.Client, func()) {
 	b.Helper()
-	e, err := demo.StartEmbedded(dataplane.Options{}, "")
+	e, err := dataplane.Start(dataplane.Options{}, "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 

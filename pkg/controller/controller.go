@@ -62,7 +62,7 @@ type Options struct {
 	Driver DriverOptions
 	Log    *slog.Logger
 	// AfterTick, when set, is called in replay mode after every tick's plan
-	// is on every reachable switch (fleet measurements, pkg/fleet).
+	// is on every reachable switch (fleet measurements, research/fleet).
 	AfterTick func(TickReport)
 	// CleanupHint, when set, returns the command that makes an interrupted
 	// target whole again (its leftover generation deleted), for the log

@@ -15,7 +15,6 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
@@ -27,7 +26,7 @@ var fastBackoff = p4rt.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.M
 type restartable struct {
 	t    *testing.T
 	addr string
-	e    *demo.Embedded
+	e    *dataplane.Embedded
 }
 
 func startRestartable(t *testing.T, opts dataplane.Options) *restartable {
@@ -49,7 +48,7 @@ func (r *restartable) restart(opts dataplane.Options) {
 	}
 	var err error
 	for try := 0; try < 100; try++ { // the port may linger a moment after a stop
-		if r.e, err = demo.StartEmbedded(opts, r.addr); err == nil {
+		if r.e, err = dataplane.Start(opts, r.addr); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

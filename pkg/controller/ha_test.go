@@ -10,12 +10,12 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 // writeLog records the election id of every WriteRequest the switch
@@ -164,11 +164,11 @@ func TestReconnectAndResync(t *testing.T) {
 	cfg := loadConfig(t)
 	ps := plans(t, cfg, start, 1, nil)
 	ctx := ctxT(t)
-	serve := func(addr string) (*demo.Embedded, string) {
-		var e *demo.Embedded
+	serve := func(addr string) (*dataplane.Embedded, string) {
+		var e *dataplane.Embedded
 		var err error
 		for try := 0; try < 100; try++ { // the port may linger a moment after a stop
-			if e, err = demo.StartEmbedded(dataplane.Options{}, addr); err == nil {
+			if e, err = dataplane.Start(dataplane.Options{}, addr); err == nil {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/internal/routecheck"
+	"github.com/p4ctl/p4ctl/internal/testing/routecheck"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/demo"
@@ -79,7 +79,7 @@ func TestNoMisroutesDuring1000Updates(t *testing.T) {
 	r := newRig(t, cfg)
 	d, _ := r.driver(t, 1, controller.DriverOptions{Grace: 20 * time.Microsecond})
 	ctx := ctxT(t)
-	// The checker (internal/routecheck) allows the plans the switch may be
+	// The checker (internal/testing/routecheck) allows the plans the switch may be
 	// in: the last one pushed, and one whose update has begun.
 	ck := routecheck.New()
 	ck.Begin(ps[0])
@@ -204,7 +204,7 @@ func TestCheckerCatchesNaiveUpdate(t *testing.T) {
 	if ft.errors == 0 {
 		t.Fatal("a switch without a ranking routes like the plan: the misroute check cannot fail")
 	}
-	// The same with the 1000-update test's checker (internal/routecheck).
+	// The same with the 1000-update test's checker (internal/testing/routecheck).
 	ck := routecheck.New()
 	ck.End(ps[0])
 	bad := 0

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // hysteresisConfig is examples/mumbai.yaml with a hysteresis block.

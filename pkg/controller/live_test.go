@@ -13,11 +13,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // fakeClock is a settable clock: the live source's Now, and a

@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/regions"
-	"github.com/p4ctl/p4ctl/pkg/regions/carbonapi"
 )
 
 // DefaultMetricsAddr is where `p4ctl run` serves /metrics and /healthz:

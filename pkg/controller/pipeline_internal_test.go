@@ -8,7 +8,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 )
 
 // Issue 27 item 12: samePipeline compared P4Infos with proto.Equal, so the

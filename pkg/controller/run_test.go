@@ -28,9 +28,9 @@ func TestRunReplayDrivesSwitchesConcurrently(t *testing.T) {
 	cfg := loadConfig(t)
 	ctx := ctxT(t)
 	var targets []controller.Target
-	var sws []*demo.Embedded
+	var sws []*dataplane.Embedded
 	for i := range 3 {
-		e, err := demo.StartEmbedded(dataplane.Options{}, "")
+		e, err := dataplane.Start(dataplane.Options{}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

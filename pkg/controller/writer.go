@@ -64,29 +64,3 @@ func (l *LimitWriter) Write(ctx context.Context, updates []*p4v1.Update) error {
 	}
 	return nil
 }
-
-// CountingWriter counts the updates that W accepted.
-type CountingWriter struct {
-	W Writer
-
-	mu sync.Mutex
-	n  int
-}
-
-// Write implements Writer.
-func (c *CountingWriter) Write(ctx context.Context, updates []*p4v1.Update) error {
-	err := c.W.Write(ctx, updates)
-	if err == nil {
-		c.mu.Lock()
-		c.n += len(updates)
-		c.mu.Unlock()
-	}
-	return err
-}
-
-// Count returns the number of updates written so far.
-func (c *CountingWriter) Count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}

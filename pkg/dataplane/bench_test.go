@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"testing"
 	"time"
 
@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/wire"

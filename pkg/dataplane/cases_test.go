@@ -6,7 +6,7 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
-	"github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	"github.com/p4ctl/p4ctl/internal/testing/packetcases"
 )
 
 // install writes entries to sw, failing the test on any error.

@@ -123,16 +123,7 @@ func (d *digester) sample(p *engine.Pipeline, s pipeline.LatencySample) {
 
 // bits is a canonical P4Runtime bytestring of v.
 func bits(v uint64) *p4v1.P4Data {
-	n := 1
-	for x := v >> 8; x != 0; x >>= 8 {
-		n++
-	}
-	b := make([]byte, n)
-	for i := n - 1; i >= 0; i-- {
-		b[i] = byte(v)
-		v >>= 8
-	}
-	return &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: b}}
+	return &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: engine.EncodeBits(v)}}
 }
 
 // flush sends digest id's pending digests, in lists of at most

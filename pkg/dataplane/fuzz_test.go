@@ -3,7 +3,7 @@ package dataplane
 import (
 	"testing"
 
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/program"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )

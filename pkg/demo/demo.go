@@ -249,7 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	// The switch, its P4Runtime server, and the servers answering requests.
-	emb, err := StartEmbedded(dataplane.Options{}, o.GRPCAddr)
+	emb, err := dataplane.Start(dataplane.Options{}, o.GRPCAddr)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -274,7 +274,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := controller.New(controller.Options{Config: cfg, Feed: &controller.CarbonFeed{Source: src, MapYears: cfg.Carbon.Source == config.SourceOffline},
+	ctl, err := controller.New(controller.Options{Config: cfg, Feed: controller.NewCarbonFeed(src),
 		Targets: []controller.Target{{Name: "embedded", Client: client}}, Clock: clk,
 		Driver: controller.DriverOptions{Grace: o.Grace, EnergyPerRequestWh: o.EnergyPerRequestWh, Log: log}, Log: log})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/p4ctl/p4ctl/internal/figure"
+	"github.com/p4ctl/p4ctl/pkg/figure"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
@@ -173,27 +173,22 @@ func (r *Result) WriteText(w io.Writer) error {
 // returns the files written and records them in r.Plots.
 func WritePlots(r *Result, dir string) ([]string, error) {
 	src := figure.Source(r.CarbonSource)
-	var files []string
-	save := func(p *plot.Plot, name string) error {
-		fs, err := figure.Save(p, dir, name, 9*vg.Inch, 4.5*vg.Inch)
-		files = append(files, fs...)
-		return err
-	}
+	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 4.5 * vg.Inch}
 	p, err := intensityPlot(r, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := save(p, "demo_carbon"); err != nil {
+	if err := out.Save(p, "demo_carbon"); err != nil {
 		return nil, err
 	}
 	if p, err = routedPlot(r, src); err != nil {
 		return nil, err
 	}
-	if err := save(p, "demo_routed"); err != nil {
+	if err := out.Save(p, "demo_routed"); err != nil {
 		return nil, err
 	}
-	r.Plots = files
-	return files, nil
+	r.Plots = out.Files
+	return out.Files, nil
 }
 
 func intensityPlot(r *Result, src string) (*plot.Plot, error) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/internal/golden"
+	"github.com/p4ctl/p4ctl/internal/testing/golden"
 	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )

@@ -9,9 +9,9 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 // BenchmarkWrite measures batched writes into the embedded target through

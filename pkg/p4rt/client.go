@@ -135,7 +135,6 @@ type options struct {
 	backoff       Backoff
 	reconnect     bool
 	onResync      func(context.Context, *Client) error
-	onState       func(ArbitrationState)
 	p4info        *p4configv1.P4Info
 	streamBuffer  int
 }
@@ -163,9 +162,6 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
 }
 
-// WithMaxMsgSize sets the max gRPC message size both ways (default 64 MiB).
-func WithMaxMsgSize(n int) Option { return func(o *options) { o.maxMsg = n } }
-
 // WithBatchSize sets the default number of updates per WriteRequest
 // (default DefaultBatchSize = 500).
 func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
@@ -188,18 +184,10 @@ func WithResync(fn func(ctx context.Context, c *Client) error) Option {
 	return func(o *options) { o.onResync = fn }
 }
 
-// WithStateHandler registers fn, called (from the stream goroutine; keep
-// it short) on every arbitration state change.
-func WithStateHandler(fn func(ArbitrationState)) Option { return func(o *options) { o.onState = fn } }
-
 // WithP4Info gives the client the switch's P4Info, used to resolve names and
 // to decode errors; without it the client fetches the P4Info from the
 // switch when a name-based call first needs it.
 func WithP4Info(info *p4configv1.P4Info) Option { return func(o *options) { o.p4info = info } }
-
-// WithStreamBuffer sets how many PacketIns and digest lists are queued for
-// the application before newer ones are dropped (default 1024).
-func WithStreamBuffer(n int) Option { return func(o *options) { o.streamBuffer = n } }
 
 // Client is a P4Runtime client for one device. It is safe for concurrent
 // use. Unary RPCs (Write, Read, pipeline config) need no stream; Arbitrate

@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 func ctxT(t *testing.T) context.Context {

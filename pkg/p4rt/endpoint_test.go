@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 )
 
 func TestParseElectionID(t *testing.T) {

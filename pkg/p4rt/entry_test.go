@@ -8,7 +8,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 
-	"github.com/p4ctl/p4ctl/internal/golden"
+	"github.com/p4ctl/p4ctl/internal/testing/golden"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 

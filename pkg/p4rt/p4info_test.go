@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/p4rt/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 

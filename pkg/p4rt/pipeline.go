@@ -37,12 +37,6 @@ func ParsePipelineAction(s string) (p4v1.SetForwardingPipelineConfigRequest_Acti
 	return 0, fmt.Errorf("unknown pipeline action %q (verify, verify-and-save, verify-and-commit, commit, reconcile-and-commit)", s)
 }
 
-// LoadPipeline reads a P4Info file and an optional target device config
-// (e.g. BMv2 JSON; "" for none) into a ForwardingPipelineConfig.
-func LoadPipeline(p4infoPath, deviceConfigPath string, cookie uint64) (*p4v1.ForwardingPipelineConfig, error) {
-	return LoadPipelineContext(context.Background(), p4infoPath, deviceConfigPath, cookie)
-}
-
 // LoadPipelineContext is LoadPipeline reading both files under ctx, at
 // most inputfile.MaxSize bytes each.
 func LoadPipelineContext(ctx context.Context, p4infoPath, deviceConfigPath string, cookie uint64) (*p4v1.ForwardingPipelineConfig, error) {

@@ -279,7 +279,6 @@ func (c *Client) onArbitration(u *p4v1.MasterArbitrationUpdate) ArbitrationState
 	}
 	c.setStateLocked(st)
 	c.mu.Unlock()
-	c.notify(st)
 	return st
 }
 
@@ -300,17 +299,10 @@ func (c *Client) setStateLocked(st ArbitrationState) {
 	}
 }
 
-func (c *Client) notify(st ArbitrationState) {
-	if c.opts.onState != nil {
-		c.opts.onState(st)
-	}
-}
-
 func (c *Client) setState(st ArbitrationState) {
 	c.mu.Lock()
 	c.setStateLocked(st)
 	c.mu.Unlock()
-	c.notify(st)
 }
 
 // supervise waits for the stream to break and re-opens it with backoff.

@@ -11,7 +11,7 @@ import (
 // This file is the executable form of docs/PIPELINE.md "Server dispatch": the
 // one-pass dispatch algorithm that the v1model program, the TNA program and
 // the Go model (pkg/dataplane/program) implement, and that the µs simulator
-// (pkg/sim/micro, policy "switch") runs. Every data plane step is a pure
+// (research/sim/micro, policy "switch") runs. Every data plane step is a pure
 // function here; the P4 programs are its translations.
 
 // CandidateHash is the dispatch hash of docs/PIPELINE.md step 9.2: the low 16

@@ -48,6 +48,36 @@ func (p Period) String() string {
 	return p.From.UTC().Format(f) + "/" + p.To.UTC().Format(f)
 }
 
+// FirstWholeMonth returns the first calendar month inside p.
+func (p Period) FirstWholeMonth() (Period, error) {
+	t := time.Date(p.From.Year(), p.From.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if t.Before(p.From) {
+		t = t.AddDate(0, 1, 0)
+	}
+	m := Period{From: t, To: t.AddDate(0, 1, 0)}
+	if !m.Within(p) {
+		return Period{}, fmt.Errorf("the carbon data (%s) holds no whole month: give --from/--to", p)
+	}
+	return m, nil
+}
+
+// FirstWholeYear returns the first calendar year inside p, or p itself
+// when it holds none (a shorter trace is evaluated whole).
+func (p Period) FirstWholeYear() (Period, error) {
+	t := time.Date(p.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	if t.Before(p.From) {
+		t = t.AddDate(1, 0, 0)
+	}
+	y := Period{From: t, To: t.AddDate(1, 0, 0)}
+	if y.Within(p) {
+		return y, nil
+	}
+	if p.Hours() < 2 {
+		return Period{}, fmt.Errorf("the carbon data (%s) is too short to evaluate", p)
+	}
+	return p, nil
+}
+
 // ParseMonth returns the period of a calendar month "YYYY-MM" (UTC).
 func ParseMonth(s string) (Period, error) {
 	t, err := time.Parse("2006-01", s)

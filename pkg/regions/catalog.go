@@ -47,7 +47,7 @@ type Region struct {
 	Zone      string `json:"zone"`      // Electricity Maps zone id, e.g. "IN-WE"
 	// Lat and Lon locate the region's city (degrees, WGS 84, ±0.1°: the
 	// city centre, not a data centre): the geography generated sites'
-	// latencies are derived from (pkg/geo).
+	// latencies are derived from (research/geo).
 	Lat float64 `json:"lat"`
 	Lon float64 `json:"lon"`
 }

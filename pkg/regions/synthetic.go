@@ -299,3 +299,29 @@ func ReadYearlyAverages(path string, year int) (map[string]float64, error) {
 	}
 	return out, nil
 }
+
+// MapsYears reports whether src stands for any year, as the offline
+// synthetic model does (it is one typical year): an hour of another year
+// is read at the same month, day and hour of the model's year
+// (controller.CarbonFeed.MapYears). Traces and live sources are read at
+// the hour itself.
+func MapsYears(src CarbonSource) bool {
+	_, ok := src.(*Synthetic)
+	return ok
+}
+
+// SyntheticFor builds the synthetic source for evaluating p: over the
+// fitted year (DefaultSyntheticPeriod) when p is empty or inside it, else
+// over the calendar years covering p, which get the fitted year's monthly
+// means, diurnal shapes and noise mapped onto their own dates (mapped is
+// then true: not a forecast, and outputs should say so).
+func SyntheticFor(seed uint64, p Period) (src *Synthetic, mapped bool, err error) {
+	q := DefaultSyntheticPeriod()
+	if p.Hours() > 0 && !p.Within(q) {
+		mapped = true
+		q = Period{From: time.Date(p.From.Year(), 1, 1, 0, 0, 0, 0, time.UTC),
+			To: time.Date(p.To.Add(-time.Hour).Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	}
+	src, err = NewSynthetic(seed, q)
+	return src, mapped, err
+}

@@ -53,9 +53,6 @@ var proxyZones = [...]ProxyZone{
 	{"TW", "KR", 535},
 }
 
-// ProxyZones returns the proxy zones (a fresh copy), in catalog order.
-func ProxyZones() []ProxyZone { return slices.Clone(proxyZones[:]) }
-
 // IsProxyZone reports whether zone's offline carbon comes from the proxy
 // model rather than from parameters measured on its own trace.
 func IsProxyZone(zone string) bool {

@@ -1,5 +1,5 @@
 // Package casesuite runs the shared packet-case table
-// (pkg/dataplane/packetcases) against a dataplane.Switch in-process: the
+// (internal/testing/packetcases) against a dataplane.Switch in-process: the
 // embedded target's Go model and the XDP program run through BPF_PROG_RUN
 // pass the same cases with the same checks — every frame out, every
 // counter cell, the listed register cells and the latency digests.
@@ -16,8 +16,8 @@ import (
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	"github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	"github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )

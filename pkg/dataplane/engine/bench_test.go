@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"github.com/p4ctl/p4ctl/internal/cputime"
+	"github.com/p4ctl/p4ctl/internal/testing/cputime"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -32,7 +32,7 @@ func entryUpdate(p *Pipeline, table string, prio int32, match []*p4v1.FieldMatch
 	a := p.actionsByName[action]
 	act := &p4v1.Action{ActionId: a.id}
 	for i, v := range params {
-		act.Params = append(act.Params, &p4v1.Action_Param{ParamId: a.params[i].id, Value: encodeBits(v)})
+		act.Params = append(act.Params, &p4v1.Action_Param{ParamId: a.params[i].id, Value: EncodeBits(v)})
 	}
 	return upd(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: t.ID, Priority: prio, Match: match,
 		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}})
@@ -56,7 +56,7 @@ func BenchmarkLookup(b *testing.B) {
 	var ups []*p4v1.Update
 	// exact: server_endpoint, 1024 servers.
 	for s := uint64(0); s < 1024; s++ {
-		ups = append(ups, entryUpdate(p, pipeline.TableServerEndpoint, 0, []*p4v1.FieldMatch{exact(1, encodeBits(s)...)},
+		ups = append(ups, entryUpdate(p, pipeline.TableServerEndpoint, 0, []*p4v1.FieldMatch{exact(1, EncodeBits(s)...)},
 			pipeline.ActionSetServerEndpoint, s%500, 0x020000000000|s, 0x0a010000|s))
 	}
 	// lpm: l3_forward, 16000 routes of /16../32.
@@ -68,27 +68,27 @@ func BenchmarkLookup(b *testing.B) {
 			continue
 		}
 		seen[[2]uint64{v, uint64(plen)}] = true
-		ups = append(ups, entryUpdate(p, pipeline.TableL3Forward, 0, []*p4v1.FieldMatch{lpm(1, int32(plen), encodeBits(v)...)},
+		ups = append(ups, entryUpdate(p, pipeline.TableL3Forward, 0, []*p4v1.FieldMatch{lpm(1, int32(plen), EncodeBits(v)...)},
 			pipeline.ActionForward, uint64(plen)))
 	}
 	// ternary: carbon_rank, 2 epochs x 32 regions, plus per-site overrides for 32 sites.
 	for ep := uint64(0); ep < 2; ep++ {
 		for r := uint64(0); r < 32; r++ {
-			bit := encodeBits(1 << r)
-			ups = append(ups, entryUpdate(p, pipeline.TableCarbonRank, int32(32-r), []*p4v1.FieldMatch{exact(1, encodeBits(ep)...), tern(3, bit, bit)},
+			bit := EncodeBits(1 << r)
+			ups = append(ups, entryUpdate(p, pipeline.TableCarbonRank, int32(32-r), []*p4v1.FieldMatch{exact(1, EncodeBits(ep)...), tern(3, bit, bit)},
 				pipeline.ActionRouteToRegion, r))
 		}
 		for s := uint64(1); s <= 32; s++ {
-			bit := encodeBits(1 << (s % 32))
-			ups = append(ups, entryUpdate(p, pipeline.TableCarbonRank, 64, []*p4v1.FieldMatch{exact(1, encodeBits(ep)...),
-				tern(2, encodeBits(s), []byte{0xff, 0xff}), tern(3, bit, bit)}, pipeline.ActionRouteToRegion, s%32))
+			bit := EncodeBits(1 << (s % 32))
+			ups = append(ups, entryUpdate(p, pipeline.TableCarbonRank, 64, []*p4v1.FieldMatch{exact(1, EncodeBits(ep)...),
+				tern(2, EncodeBits(s), []byte{0xff, 0xff}), tern(3, bit, bit)}, pipeline.ActionRouteToRegion, s%32))
 		}
 	}
 	// range: sla_feasibility, 1000 sites x 4 ranges.
 	for s := uint64(1); s <= 1000; s++ {
 		for i, r := range [][2]uint64{{0, 299}, {300, 799}, {800, 2999}, {3000, 65535}} {
-			ups = append(ups, entryUpdate(p, pipeline.TableSLAFeasibility, 1, []*p4v1.FieldMatch{exact(1, encodeBits(s)...),
-				rng2(2, encodeBits(r[0]), encodeBits(r[1]))}, pipeline.ActionSetFeasible, uint64(1)<<i, 0))
+			ups = append(ups, entryUpdate(p, pipeline.TableSLAFeasibility, 1, []*p4v1.FieldMatch{exact(1, EncodeBits(s)...),
+				rng2(2, EncodeBits(r[0]), EncodeBits(r[1]))}, pipeline.ActionSetFeasible, uint64(1)<<i, 0))
 		}
 	}
 	mustBatch(b, e, ups)
@@ -165,7 +165,7 @@ func BenchmarkWriteBatch(b *testing.B) {
 		for i := 0; i < batch; i++ {
 			n := uint64(k*batch + i)
 			reqs[k].Updates = append(reqs[k].Updates, entryUpdate(p, pipeline.TableL3Forward, 0,
-				[]*p4v1.FieldMatch{lpm(1, 32, encodeBits(0x0a000000|n)...)}, pipeline.ActionForward, 1))
+				[]*p4v1.FieldMatch{lpm(1, 32, EncodeBits(0x0a000000|n)...)}, pipeline.ActionForward, 1))
 		}
 	}
 	var e *Engine

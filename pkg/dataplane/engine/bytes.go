@@ -55,9 +55,11 @@ func decodeBits(b []byte, width int, strict bool) (uint64, error) {
 	return v, nil
 }
 
-// encodeBits returns the canonical P4Runtime bytestring of v: the shortest
-// big-endian string, "\x00" for zero.
-func encodeBits(v uint64) []byte {
+// EncodeBits returns the canonical P4Runtime bytestring of v: the shortest
+// big-endian string, "\x00" for zero. It is the one encoder of the embedded
+// target, its digests and the packet cases (p4rt.EncodeUint is the client's,
+// with a width check).
+func EncodeBits(v uint64) []byte {
 	n := (bits.Len64(v) + 7) / 8
 	if n == 0 {
 		n = 1
@@ -69,7 +71,3 @@ func encodeBits(v uint64) []byte {
 	}
 	return b
 }
-
-// EncodeBits is encodeBits for callers outside the package (tests, the
-// switch): the canonical bytestring of v.
-func EncodeBits(v uint64) []byte { return encodeBits(v) }

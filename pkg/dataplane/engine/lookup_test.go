@@ -47,28 +47,28 @@ func TestLookupMatchesBruteForce(t *testing.T) {
 		case 0: // LPM with an exact field
 			plen := 1 + r.IntN(32)
 			v := r.Uint64() & prefixMask(32, plen)
-			return te(tLPM, 0, setAct(uint16(plen)), exact(1, encodeBits(small(8))...), lpm(2, int32(plen), encodeBits(v)...))
+			return te(tLPM, 0, setAct(uint16(plen)), exact(1, EncodeBits(small(8))...), lpm(2, int32(plen), EncodeBits(v)...))
 		case 1: // ternary/range/optional
 			var m []*p4v1.FieldMatch
-			m = append(m, exact(1, encodeBits(small(8))...))
+			m = append(m, exact(1, EncodeBits(small(8))...))
 			if r.IntN(2) == 0 {
 				mk := r.Uint64()&0xFF | 1
-				m = append(m, tern(2, encodeBits(small(32)&mk), encodeBits(mk)))
+				m = append(m, tern(2, EncodeBits(small(32)&mk), EncodeBits(mk)))
 			}
 			if r.IntN(2) == 0 {
 				lo := r.Uint64() % 100
-				m = append(m, rng(3, encodeBits(lo), encodeBits(lo+r.Uint64()%100)))
+				m = append(m, rng(3, EncodeBits(lo), EncodeBits(lo+r.Uint64()%100)))
 			}
 			if r.IntN(2) == 0 {
-				m = append(m, opt(4, encodeBits(small(9))...))
+				m = append(m, opt(4, EncodeBits(small(9))...))
 			}
 			return te(tTern, int32(1+r.IntN(20)), setAct(1), m...)
 		case 2: // wide exact (89 bits)
-			return te(tWide, 0, setAct(2), exact(1, encodeBits(small(48))...), exact(2, encodeBits(small(32))...), exact(3, encodeBits(small(9))...))
+			return te(tWide, 0, setAct(2), exact(1, EncodeBits(small(48))...), exact(2, EncodeBits(small(32))...), exact(3, EncodeBits(small(9))...))
 		default: // beyond 128 bits: scanned, LPM by prefix length
 			plen := 1 + r.IntN(48)
-			return te(tHuge, 0, setAct(3), exact(1, encodeBits(small(48))...), exact(2, encodeBits(small(48))...),
-				exact(3, encodeBits(small(48))...), lpm(4, int32(plen), encodeBits(r.Uint64()&prefixMask(48, plen))...))
+			return te(tHuge, 0, setAct(3), exact(1, EncodeBits(small(48))...), exact(2, EncodeBits(small(48))...),
+				exact(3, EncodeBits(small(48))...), lpm(4, int32(plen), EncodeBits(r.Uint64()&prefixMask(48, plen))...))
 		}
 	}
 	check := func(round int) {

@@ -163,15 +163,15 @@ func (t *Table) keyProto(e *Entry) *p4v1.TableEntry {
 		fm := &p4v1.FieldMatch{FieldId: f.id}
 		switch f.kind {
 		case kindExact:
-			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: encodeBits(m.value)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: EncodeBits(m.value)}}
 		case kindLPM:
-			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: encodeBits(m.value), PrefixLen: int32(m.plen)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: EncodeBits(m.value), PrefixLen: int32(m.plen)}}
 		case kindTernary:
-			fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: encodeBits(m.value), Mask: encodeBits(m.mask)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: EncodeBits(m.value), Mask: EncodeBits(m.mask)}}
 		case kindRange:
-			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: encodeBits(m.lo), High: encodeBits(m.hi)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: EncodeBits(m.lo), High: EncodeBits(m.hi)}}
 		case kindOptional:
-			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: encodeBits(m.value)}}
+			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: EncodeBits(m.value)}}
 		}
 		te.Match = append(te.Match, fm)
 	}
@@ -184,7 +184,7 @@ func (t *Table) toProto(e *Entry, withCounter bool) *p4v1.TableEntry {
 		a := &p4v1.Action{ActionId: e.Action.ID}
 		ai := t.actions[e.Action.ID]
 		for i, v := range e.Action.Params {
-			a.Params = append(a.Params, &p4v1.Action_Param{ParamId: ai.params[i].id, Value: encodeBits(v)})
+			a.Params = append(a.Params, &p4v1.Action_Param{ParamId: ai.params[i].id, Value: EncodeBits(v)})
 		}
 		te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
 	}

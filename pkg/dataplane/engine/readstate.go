@@ -109,7 +109,7 @@ func (p *Pipeline) readRegisters(re *p4v1.RegisterEntry, out *[]*p4v1.Entity) er
 		for j := lo; j < hi; j++ {
 			*out = append(*out, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
 				RegisterId: r.ID, Index: &p4v1.Index{Index: int64(j)},
-				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: encodeBits(r.Read(j))}}}}})
+				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: EncodeBits(r.Read(j))}}}}})
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@
 package p4info
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
+	"github.com/p4ctl/p4ctl/pkg/p4rt"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 
@@ -232,18 +234,10 @@ func bitSpec(width int) *p4configv1.P4DataTypeSpec {
 			Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(width)}}}}}
 }
 
-func canonical(v uint64) []byte {
-	n := 1
-	for x := v >> 8; x != 0; x >>= 8 {
-		n++
-	}
-	b := make([]byte, n)
-	for i := n - 1; i >= 0; i-- {
-		b[i] = byte(v)
-		v >>= 8
-	}
-	return b
-}
+// canonical is the canonical bytestring of v (p4rt.Canonical of its
+// big-endian bytes; engine.EncodeBits cannot be imported here: the
+// engine's benchmarks import this package).
+func canonical(v uint64) []byte { return p4rt.Canonical(binary.BigEndian.AppendUint64(nil, v)) }
 
 // Check reports every way info differs from prog in what the Go model relies
 // on: the same tables (match-field names, kinds and widths, the same action

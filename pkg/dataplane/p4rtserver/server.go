@@ -72,9 +72,6 @@ func WithAddress(addr string) Option { return func(o *options) { o.addr = addr }
 // WithDeviceID sets the device id (default 1).
 func WithDeviceID(id uint64) Option { return func(o *options) { o.deviceID = id } }
 
-// WithMaxMsgSize sets the gRPC max receive/send message size (default 64 MiB).
-func WithMaxMsgSize(n int) Option { return func(o *options) { o.maxMsg = n } }
-
 // WithMaxStreams bounds live StreamChannels per role (default 64).
 func WithMaxStreams(n int) Option { return func(o *options) { o.maxStreams = n } }
 
@@ -86,9 +83,6 @@ func WithMaxErrorDetails(n int) Option { return func(o *options) { o.maxErrorDet
 func WithGRPCOptions(opts ...grpc.ServerOption) Option {
 	return func(o *options) { o.grpcOpts = append(o.grpcOpts, opts...) }
 }
-
-// WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // TLS configures server-side TLS. With ClientCAFile set, clients must
 // present a certificate signed by that CA (mTLS).

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4ctl/p4ctl/internal/testnet"
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 )
 
 // fakeSock is an interface in memory: in feeds Recv, Send appends to out.

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/p4ctl/p4ctl/internal/testing/casesuite"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/p4ctl/p4ctl/internal/testing/casesuite"
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/internal/xdpbench"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
 )
 

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"golang.org/x/sys/unix"
 
+	pc "github.com/p4ctl/p4ctl/internal/testing/packetcases"
 	"github.com/p4ctl/p4ctl/internal/xdpbench"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
-	pc "github.com/p4ctl/p4ctl/pkg/dataplane/packetcases"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"golang.org/x/sys/unix"
 )
 
 // resyncEntries is the benchmark plan (12 regions, 1 000 sites, 1 024

@@ -1,0 +1,328 @@
+// Package figure holds what every p4ctl plot shares: writing a plot as PNG
+// and SVG, tick marks that label log axes, and a title line naming the data
+// source that is wrapped rather than cut.
+package figure
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Option changes how Save lays a figure out.
+type Option func(*layout)
+
+type layout struct {
+	side      *plot.Plot
+	sideWidth vg.Length
+}
+
+// Side draws side (e.g. a colour bar, plotter.ColorBar) in a column of
+// width w right of the plot, level with its data area.
+func Side(side *plot.Plot, w vg.Length) Option {
+	return func(l *layout) { l.side, l.sideWidth = side, w }
+}
+
+// LegendGap is the room between the data area and a legend beside it.
+const LegendGap = 6 * vg.Millimeter
+
+// Save writes p as dir/name.png and dir/name.svg (creating dir) and returns
+// the paths written. p's legend, when it has entries, is drawn in a column
+// of its own right of the data area (decision 23: a legend never covers
+// data), top-aligned with it.
+func Save(p *plot.Plot, dir, name string, w, h vg.Length, opts ...Option) ([]string, error) {
+	var l layout
+	for _, o := range opts {
+		o(&l)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: create %s: %w", dir, err)
+	}
+	legend := p.Legend
+	p.Legend = plot.NewLegend() // the plot draws none of its own
+	defer func() { p.Legend = legend }()
+	var files []string
+	for _, ext := range []string{"png", "svg"} {
+		f := filepath.Join(dir, name+"."+ext)
+		c, err := draw.NewFormattedCanvas(w, h, ext)
+		if err != nil {
+			return files, fmt.Errorf("plots: %s: %w", f, err)
+		}
+		layOut(p, &legend, l, draw.New(c))
+		if err := writeCanvas(f, c); err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// Plots saves the plots of one command into one directory at one size
+// (Save), collecting the files written: the one plot-saving helper of
+// every WritePlots.
+type Plots struct {
+	// Dir is where the files go; W × H the default size.
+	Dir  string
+	W, H vg.Length
+	// Files are the paths written so far, in order.
+	Files []string
+}
+
+// Save writes p as Dir/name.png and .svg at the default size.
+func (s *Plots) Save(p *plot.Plot, name string, opts ...Option) error {
+	return s.SaveSized(p, name, s.W, s.H, opts...)
+}
+
+// SaveSized writes p as Dir/name.png and .svg at w × h.
+func (s *Plots) SaveSized(p *plot.Plot, name string, w, h vg.Length, opts ...Option) error {
+	fs, err := Save(p, s.Dir, name, w, h, opts...)
+	s.Files = append(s.Files, fs...)
+	return err
+}
+
+// layOut lays p out on c: the plot, then, right of it, the side panel and the
+// legend (entries of legend; none when it has none).
+func layOut(p *plot.Plot, legend *plot.Legend, l layout, c draw.Canvas) {
+	right := vg.Length(0)
+	var lw vg.Length
+	if legend != nil && legend.Rectangle(c).Size().X > 0 {
+		lw = legend.Rectangle(c).Size().X + LegendGap
+		right += lw
+	}
+	if l.side != nil {
+		right += l.sideWidth
+	}
+	p.Draw(draw.Crop(c, 0, -right, 0, 0))
+	// The data area's top: below the title, with the plot's own padding.
+	top := vg.Length(0)
+	if p.Title.Text != "" {
+		top = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	col := draw.Crop(c, c.Size().X-right, 0, 0, -top)
+	if l.side != nil {
+		l.side.Draw(draw.Crop(col, 0, -(right - l.sideWidth), 0, 0))
+		col = draw.Crop(col, l.sideWidth, 0, 0, 0)
+	}
+	if lw > 0 {
+		lg := *legend
+		lg.Top, lg.Left = true, true
+		lg.XOffs, lg.YOffs = 0, 0
+		lg.Draw(draw.Crop(col, LegendGap, 0, 0, 0))
+	}
+}
+
+func writeCanvas(path string, c vg.CanvasWriterTo) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plots: write %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plots: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("plots: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// LogTicks marks 1, 2 and 5 × 10^k on a log axis and labels them (only
+// the powers of ten when the axis spans more than three decades; every
+// mark when fewer than two would be labelled). gonum's plot.LogTicks
+// labels only powers of ten, often one or none on our ranges.
+type LogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return ts
+	}
+	wide := math.Log10(hi/lo) > 3
+	labelled := 0
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1; m < 10; m++ {
+			v := float64(m) * base
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				t.Label = label(v)
+				labelled++
+			}
+			ts = append(ts, t)
+		}
+	}
+	if labelled < 2 {
+		for i := range ts {
+			ts[i].Label = label(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+func label(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// Log10Ticks label an axis that holds log10 of the values (drawn on
+// gonum's linear scale) as LogTicks label a log axis: 1, 2, 5 × 10^k at
+// their logarithms. Plotting log10(y) on a linear axis rather than y on
+// plot.LogScale keeps gonum's axis-label layout right: it centres the
+// label at the arithmetic midpoint of the range, which on a log axis lies
+// near the top and pushes the data area down.
+type Log10Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (Log10Ticks) Ticks(lo, hi float64) []plot.Tick {
+	ts := LogTicks{}.Ticks(math.Pow(10, lo), math.Pow(10, hi))
+	for i := range ts {
+		ts[i].Value = math.Log10(ts[i].Value)
+	}
+	return ts
+}
+
+// Ticks are gonum's default tick marks labelled without trailing zeros
+// ("25" rather than "25.00").
+type Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (Ticks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = label(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// IntTicks labels every integer of an axis (every k-th when there are more
+// than max), for axes that count hours, bounds or classes.
+type IntTicks struct{ Max int }
+
+// Ticks implements plot.Ticker.
+func (t IntTicks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := math.Ceil(lo), math.Floor(hi)
+	if !(last >= first) || last-first > 1e6 {
+		return nil
+	}
+	n := int(last-first) + 1
+	step := 1
+	if t.Max > 0 && n > t.Max {
+		step = (n + t.Max - 1) / t.Max
+	}
+	var ts []plot.Tick
+	for v := first; v <= last; v++ {
+		tk := plot.Tick{Value: v}
+		if int(v-first)%step == 0 {
+			tk.Label = strconv.Itoa(int(v))
+		}
+		ts = append(ts, tk)
+	}
+	return ts
+}
+
+// StackBars adds one bar series per name, stacked in order (the first at the
+// bottom) in the given colours, with the legend listing them top-down as
+// they appear in the stack.
+func StackBars(p *plot.Plot, width vg.Length, names []string, colors []color.Color, values []plotter.Values) error {
+	bars := make([]*plotter.BarChart, len(names))
+	for k := range names {
+		b, err := plotter.NewBarChart(values[k], width)
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", names[k], err)
+		}
+		b.Color = colors[k]
+		b.LineStyle.Width = 0
+		if k > 0 {
+			b.StackOn(bars[k-1])
+		}
+		bars[k] = b
+		p.Add(b)
+	}
+	for k := len(names) - 1; k >= 0; k-- {
+		p.Legend.Add(names[k], bars[k])
+	}
+	return nil
+}
+
+// regionColors are twelve colours far apart for the eye (d3's category10,
+// then black and light blue: every pair is at least ΔE*ab 27 apart, so no
+// two greens or blues are confused).
+var regionColors = [...]color.RGBA{
+	{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}, {0xd6, 0x27, 0x28, 0xff},
+	{0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff}, {0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff},
+	{0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff}, {0x00, 0x00, 0x00, 0xff}, {0xae, 0xc7, 0xe8, 0xff},
+}
+
+// RegionColors is the number of distinct region colours.
+const RegionColors = len(regionColors)
+
+// RegionColor is the colour of catalog region index i (regions.Index) in
+// every plot: keyed by the catalog, not by a plot's series, so a region
+// keeps its colour whatever else a plot shows. Indices beyond the palette
+// wrap around.
+func RegionColor(i int) color.Color {
+	return regionColors[((i%RegionColors)+RegionColors)%RegionColors]
+}
+
+// Dodge is the offset of series k of n around a shared x position, as a
+// fraction of step (the distance between x positions): series whose
+// values coincide are drawn side by side instead of one hiding the other.
+func Dodge(k, n int, step float64) float64 {
+	if n < 2 {
+		return 0
+	}
+	const spread = 0.3 // of step, from the first series to the last
+	return step * spread * (float64(k)/float64(n-1) - 0.5)
+}
+
+// SourceWidth is the longest line of a source title, in characters: what
+// fits across a 7-inch plot at the default title font.
+const SourceWidth = 80
+
+// Source shortens a data-source description for a plot title: the part
+// before the first ';' outside parentheses, wrapped at spaces into lines
+// of at most SourceWidth characters (decision 23: wrapped, never cut; a
+// word longer than a line stands on its own line).
+func Source(s string) string {
+	depth := 0
+	for i, r := range s {
+		if r == '(' {
+			depth++
+		} else if r == ')' {
+			depth--
+		} else if r == ';' && depth == 0 {
+			s = s[:i]
+			break
+		}
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= SourceWidth:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

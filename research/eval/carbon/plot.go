@@ -1,0 +1,364 @@
+package carbon
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/p4ctl/p4ctl/pkg/figure"
+	"github.com/p4ctl/p4ctl/pkg/regions"
+)
+
+// WritePlots renders the experiment's plots into dir as PNG and SVG: saving
+// vs SLA per policy, routing shares of C (stacked bars), the hourly carbon
+// heatmap and the CDF of per-run savings of C, per pool. Every plot names
+// its carbon source. It returns the files written.
+func WritePlots(r *Result, dir string) ([]string, error) {
+	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
+	out := &figure.Plots{Dir: dir}
+	for _, pool := range r.Pools {
+		p, err := savingPlot(r, pool, src)
+		if err != nil {
+			return nil, err
+		}
+		if err := out.SaveSized(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+		if p, err = sharePlot(r, pool, src); err != nil {
+			return nil, err
+		}
+		if err := out.SaveSized(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+		if p, err = cdfPlot(r, pool, src); err != nil {
+			return nil, err
+		}
+		if err := out.SaveSized(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
+			return nil, err
+		}
+	}
+	if r.table != nil {
+		p, bar := heatmap(r, src)
+		if err := out.SaveSized(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
+			return nil, err
+		}
+	}
+	return out.Files, nil
+}
+
+func classesOf(r *Result) []string {
+	var out []string
+	for _, s := range r.SLAs {
+		out = append(out, fmt.Sprintf("%g", s))
+	}
+	return append(out, "mixed")
+}
+
+func newPlot(title, src string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title + "\n" + src
+	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
+	return p
+}
+
+// savingPoint is one policy's saving in one class, where it is drawn.
+type savingPoint struct {
+	X, Y float64
+	// Violates is true when some of the class's requests were routed to a
+	// region whose P95 exceeds their SLA: drawn hollow, as a saving that
+	// the SLA does not allow.
+	Violates bool
+}
+
+// savingSeries is one policy's line of the saving plot: the SLA classes at
+// 0, 1, … (each policy dodged sideways, so coinciding policies stay
+// visible) and the mixed workload apart at mixedX.
+type savingSeries struct {
+	Policy string
+	Points []savingPoint
+	Mixed  *savingPoint
+}
+
+// savingSeriesOf computes what the saving plot draws: per policy but A, its
+// points, dodged and marked when they violate the SLA.
+func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, mixedX float64) {
+	cls := classesOf(r)
+	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	pols := regions.Policies()[1:]
+	for k, pol := range pols {
+		dx := figure.Dodge(k, len(pols), 1)
+		s := savingSeries{Policy: pol.String()}
+		for i, c := range slas {
+			if row, ok := r.Find(pool, pol.String(), c); ok {
+				s.Points = append(s.Points, savingPoint{X: float64(i) + dx, Y: row.SavingPct, Violates: row.ViolationPct > 0})
+			}
+		}
+		if row, ok := r.Find(pool, pol.String(), "mixed"); ok {
+			s.Mixed = &savingPoint{X: mixedX + dx, Y: row.SavingPct, Violates: row.ViolationPct > 0}
+		}
+		series = append(series, s)
+	}
+	return series, slas, mixedX
+}
+
+// filledShapes are the marker shapes a policy may have: filled, so that a
+// white centre (hollow) can mark a point that violates the SLA.
+var filledShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+// savingPlot draws the saving per SLA class as one line per policy; the
+// mixed workload is not a point on the SLA axis, so it stands apart, past a
+// dashed separator, as markers only. Points that violate the SLA are
+// hollow: a saving bought by breaking the SLA (B, D) is not one to compare.
+func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms); hollow marker: that policy routes some requests beyond their SLA"
+	p.Y.Label.Text = "saving vs A (%)"
+	series, slas, mixedX := savingSeriesOf(r, pool)
+	var ticks []plot.Tick
+	for i, c := range slas {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(append(ticks, plot.Tick{Value: mixedX, Label: "mixed"}))
+	ymax := 0.0
+	marks := func(pts []savingPoint, col color.Color, shape draw.GlyphDrawer, radius vg.Length) error {
+		var all, hollow plotter.XYs
+		for _, pt := range pts {
+			all = append(all, plotter.XY{X: pt.X, Y: pt.Y})
+			if pt.Violates {
+				hollow = append(hollow, plotter.XY{X: pt.X, Y: pt.Y})
+			}
+			ymax = math.Max(ymax, pt.Y)
+		}
+		if len(all) == 0 {
+			return nil
+		}
+		m, err := plotter.NewScatter(all)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		m.Color, m.Shape, m.Radius = col, shape, radius
+		p.Add(m)
+		if len(hollow) > 0 {
+			h, err := plotter.NewScatter(hollow)
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			h.Color, h.Shape, h.Radius = color.White, shape, radius*0.55
+			p.Add(h)
+		}
+		return nil
+	}
+	for k, s := range series {
+		col := plotutil.Color(k)
+		shape := filledShapes[k%len(filledShapes)]
+		var pts plotter.XYs
+		for _, pt := range s.Points {
+			pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		l.Color, l.Dashes = col, plotutil.Dashes(k)
+		p.Add(l)
+		if err := marks(s.Points, col, shape, vg.Points(3)); err != nil {
+			return nil, err
+		}
+		if s.Mixed != nil {
+			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(4)); err != nil {
+				return nil, err
+			}
+		}
+		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3)}}
+		p.Legend.Add(s.Policy, l, thumb)
+	}
+	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.75, Y: 0}, {X: mixedX - 0.75, Y: math.Max(ymax, 1) * 1.05}})
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	sep.Color, sep.Dashes = color.Gray{Y: 150}, []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(sep, plotter.NewGrid())
+	p.X.Min, p.X.Max = -0.4, mixedX+0.4
+	return p, nil
+}
+
+// shareSeries is one region's bars in the routing-share plot.
+type shareSeries struct {
+	Region regions.Index
+	City   string
+	Color  color.Color
+	Shares plotter.Values // per class, %
+}
+
+// shareSeriesOf computes the routing-share plot's stacks: one series per
+// region of the pool, in catalog order, each in its catalog colour.
+func shareSeriesOf(r *Result, pool int) []shareSeries {
+	cls := classesOf(r)
+	set, _ := regions.PoolOf(pool)
+	var out []shareSeries
+	for _, i := range set.Indices() {
+		reg, _ := regions.RegionAt(i)
+		vals := make(plotter.Values, len(cls))
+		for j, c := range cls {
+			if row, ok := r.Find(pool, "C", c); ok {
+				vals[j] = 100 * row.RouteShare[reg.ID]
+			}
+		}
+		out = append(out, shareSeries{Region: i, City: reg.City, Color: figure.RegionColor(int(i)), Shares: vals})
+	}
+	return out
+}
+
+func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+	p.X.Label.Text = "SLA class (ms)"
+	p.Y.Label.Text = "share of requests (%)"
+	p.NominalX(classesOf(r)...)
+	var names []string
+	var cols []color.Color
+	var values []plotter.Values
+	for _, s := range shareSeriesOf(r, pool) {
+		names, cols, values = append(names, s.City), append(cols, s.Color), append(values, s.Shares)
+	}
+	if err := figure.StackBars(p, vg.Points(28), names, cols, values); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool), src)
+	p.X.Label.Text = "saving of one run (%)"
+	p.Y.Label.Text = "fraction of runs"
+	cls := classesOf(r)
+	cols := palette.Rainbow(len(cls), 0, 0.8, 0.9, 0.9, 1).Colors()
+	for k, c := range cls {
+		row, ok := r.Find(pool, "C", c)
+		if !ok || len(row.RunSavingPct) == 0 {
+			continue
+		}
+		v := append([]float64(nil), row.RunSavingPct...)
+		sort.Float64s(v)
+		var pts plotter.XYs
+		for i, x := range v {
+			pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(v))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(v))})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		l.Color = cols[k]
+		l.Dashes = plotutil.Dashes(k)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		label := c + " ms"
+		if c == "mixed" {
+			label = c
+		}
+		p.Legend.Add(label, l)
+	}
+	p.Add(plotter.NewGrid())
+	return p, nil
+}
+
+// grid is the carbon table as a heat-map grid: x = hour, y = region.
+type grid struct {
+	t   *regions.CarbonTable
+	idx []regions.Index
+}
+
+func (g grid) Dims() (c, r int)   { return g.t.Hours(), len(g.idx) }
+func (g grid) Z(c, r int) float64 { return g.t.Hour(c)[g.idx[r]] }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+
+// heatmapColors is the heatmap's colour map: sequential, as carbon
+// intensity runs one way (cleaner to dirtier) with no meaningful middle —
+// light for clean, dark for dirty (black-body, reversed). A diverging map
+// (blue–white–red) made the middle of the range look like a neutral point.
+func heatmapColors() palette.ColorMap { return palette.Reverse(moreland.BlackBody()) }
+
+// heatmap draws the hourly carbon intensity per region (x = date, y =
+// region) with a colour bar that gives the scale.
+func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
+	g := grid{t: r.table, idx: r.table.Regions().Indices()}
+	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period), src)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, z := range r.Zones {
+		lo, hi = math.Min(lo, z.Min), math.Max(hi, z.Max)
+	}
+	pal := heatmapColors()
+	pal.SetMin(lo)
+	pal.SetMax(hi)
+	h := plotter.NewHeatMap(g, pal.Palette(64))
+	h.Min, h.Max = lo, hi
+	p.Add(h)
+	names := make([]string, len(g.idx))
+	for k, i := range g.idx {
+		reg, _ := regions.RegionAt(i)
+		names[k] = reg.City
+	}
+	p.NominalY(names...)
+	p.X.Label.Text = "date (UTC)"
+	p.X.Tick.Marker = DayTicks{From: r.Period.From}
+	p.X.Min, p.X.Max = -0.5, float64(r.table.Hours())-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(g.idx))-0.5
+
+	cb := plot.New()
+	cb.Add(&plotter.ColorBar{ColorMap: pal, Vertical: true})
+	cb.HideX()
+	cb.Y.Label.Text = "gCO2eq/kWh"
+	cb.Y.Tick.Marker = figure.Ticks{}
+	cb.Y.Min, cb.Y.Max = lo, hi
+	return p, cb
+}
+
+// DayTicks mark an axis of hours since From at midnights (UTC), labelled
+// with the date ("Jan 2") every day, or every k-th day so that at most 12
+// labels show; hours are minor marks when an axis spans three days or less.
+type DayTicks struct{ From time.Time }
+
+// Ticks implements plot.Ticker.
+func (d DayTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || hi-lo > 24*366*10 {
+		return nil
+	}
+	start := d.From.Add(time.Duration(math.Floor(lo)) * time.Hour)
+	day := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
+	if day.Before(start) {
+		day = day.AddDate(0, 0, 1)
+	}
+	days := int((hi-lo)/24) + 1
+	every := max(1, (days+11)/12)
+	var ts []plot.Tick
+	for k := 0; ; k++ {
+		t := day.AddDate(0, 0, k)
+		x := t.Sub(d.From).Hours()
+		if x > hi {
+			break
+		}
+		tk := plot.Tick{Value: x}
+		if k%every == 0 {
+			tk.Label = t.Format("Jan 2")
+		}
+		ts = append(ts, tk)
+	}
+	if hi-lo <= 72 {
+		for x := math.Ceil(lo); x <= hi; x++ {
+			if int(x)%24 != 0 {
+				ts = append(ts, plot.Tick{Value: x})
+			}
+		}
+	}
+	return ts
+}
