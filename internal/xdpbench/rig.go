@@ -82,8 +82,8 @@ func NewRig(ns string, answer bool) (*Rig, error) {
 	return r, nil
 }
 
-// AttachBare attaches the bare redirect (sw1 → sw2) in the rig's
-// namespace: the ceiling target.
+// AttachBare attaches the bare redirect in the rig's namespace, sw1 → sw2
+// and sw2 → sw1 (the closed loop's replies): the ceiling target.
 func (r *Rig) AttachBare() error {
 	return afpacket.InNetNS(r.NetNS, func() error {
 		sw1, err := netlink.LinkByName("sw1")
@@ -95,14 +95,36 @@ func (r *Rig) AttachBare() error {
 			return err
 		}
 		type devmapVal struct{ Ifindex, Prog uint32 }
-		if err := r.objs.BareOut.Put(uint32(0), devmapVal{Ifindex: uint32(sw2.Attrs().Index)}); err != nil {
+		for _, way := range [][2]netlink.Link{{sw1, sw2}, {sw2, sw1}} {
+			in, out := uint32(way[0].Attrs().Index), uint32(way[1].Attrs().Index)
+			if err := r.objs.BareOut.Put(in, devmapVal{Ifindex: out}); err != nil {
+				return fmt.Errorf("bare redirect %s → %s: %w", way[0].Attrs().Name, way[1].Attrs().Name, err)
+			}
+			l, err := link.AttachXDP(link.XDPOptions{Program: r.objs.Bare, Interface: int(in), Flags: link.XDPDriverMode})
+			if err != nil {
+				return fmt.Errorf("attach the bare redirect to %s: %w", way[0].Attrs().Name, err)
+			}
+			r.links = append(r.links, l)
+		}
+		return nil
+	})
+}
+
+// AttachPass attaches an XDP_PASS program to the switch's port ifname in
+// the rig's namespace: a veth delivers what its peer sends by XDP (the
+// servers' XDP_TX) only when it runs XDP itself, so a switch that reads its
+// ports with AF_PACKET needs it on the servers' side for the closed loop.
+func (r *Rig) AttachPass(ifname string) error {
+	return afpacket.InNetNS(r.NetNS, func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
 			return err
 		}
-		l, err := link.AttachXDP(link.XDPOptions{Program: r.objs.Bare, Interface: sw1.Attrs().Index, Flags: link.XDPDriverMode})
+		xl, err := link.AttachXDP(link.XDPOptions{Program: r.objs.Pass, Interface: l.Attrs().Index, Flags: link.XDPDriverMode})
 		if err != nil {
-			return fmt.Errorf("attach the bare redirect to sw1: %w", err)
+			return fmt.Errorf("attach XDP_PASS to %s: %w", ifname, err)
 		}
-		r.links = append(r.links, l)
+		r.links = append(r.links, xl)
 		return nil
 	})
 }
@@ -128,7 +150,12 @@ type Traffic struct {
 
 // SetTraffic configures the generator.
 func (r *Rig) SetTraffic(t Traffic) error {
-	return r.objs.GenConf.Put(uint32(0), rigobj.RigGenConfig{Base: t.Base, Sources: t.Sources, Stride: t.Stride, Slas: t.SLAs})
+	c := rigobj.RigGenConfig{Base: t.Base, Sources: t.Sources, Stride: t.Stride, Slas: t.SLAs}
+	if len(t.Frame) < len(c.Head) {
+		return fmt.Errorf("the generator's frame is %d bytes, want at least %d", len(t.Frame), len(c.Head))
+	}
+	copy(c.Head[:], t.Frame)
+	return r.objs.GenConf.Put(uint32(0), c)
 }
 
 // Counts are the sink's totals: frames, bytes, and the latency histogram
@@ -136,8 +163,14 @@ func (r *Rig) SetTraffic(t Traffic) error {
 // see BucketEdge).
 type Counts struct {
 	Frames, Bytes uint64
-	Latency       []uint64
+	// Replies are the frames that were p4ctl replies (the closed loop's
+	// measure: a request answered by its server and routed back).
+	Replies uint64
+	Latency []uint64
 }
+
+// latFirst is the sink's first latency cell (rig.c LAT_FIRST).
+const latFirst = 3
 
 // LatencyStep is the width of the sink's linear histogram buckets (rig.c
 // LAT_STEP), and LatencyLinear their number (rig.c LAT_LINEAR): up to 32 µs
@@ -178,7 +211,7 @@ func (r *Rig) Counts() (Counts, error) {
 	if err != nil {
 		return Counts{}, err
 	}
-	c := Counts{Latency: make([]uint64, n-2)}
+	c := Counts{Latency: make([]uint64, n-latFirst)}
 	vals := make([]uint64, ncpu)
 	for i := 0; i < n; i++ {
 		if err := r.objs.SinkCounts.Lookup(uint32(i), &vals); err != nil {
@@ -193,8 +226,10 @@ func (r *Rig) Counts() (Counts, error) {
 			c.Frames = sum
 		case 1:
 			c.Bytes = sum
+		case 2:
+			c.Replies = sum
 		default:
-			c.Latency[i-2] = sum
+			c.Latency[i-latFirst] = sum
 		}
 	}
 	return c, nil
@@ -202,7 +237,7 @@ func (r *Rig) Counts() (Counts, error) {
 
 // Sub is c − o.
 func (c Counts) Sub(o Counts) Counts {
-	out := Counts{Frames: c.Frames - o.Frames, Bytes: c.Bytes - o.Bytes, Latency: make([]uint64, len(c.Latency))}
+	out := Counts{Frames: c.Frames - o.Frames, Bytes: c.Bytes - o.Bytes, Replies: c.Replies - o.Replies, Latency: make([]uint64, len(c.Latency))}
 	for i := range c.Latency {
 		out.Latency[i] = c.Latency[i] - o.Latency[i]
 	}

@@ -45,19 +45,33 @@ func TestRigMeasures(t *testing.T) {
 		t.Skip("starts switches (-short)")
 	}
 	bin := requireRig(t)
-	res, err := Measure(context.Background(), Options{P4ctl: bin, Targets: []string{Bare, XDP},
-		Duration: 200 * time.Millisecond, Cores: []int{1}, LatencyFrames: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res.Runs {
-		t.Logf("%s: %.0f requests/s, p50 %v, %s", r.Target, r.Rate[1], r.P50, r.Note)
-		if r.Rate[1] <= 0 || r.P50 <= 0 || r.Note != "" {
-			t.Errorf("%s: nothing measured (rate %.0f, p50 %v) %s", r.Target, r.Rate[1], r.P50, r.Note)
-		}
-		if r.Target == XDP && (r.PassesPerRequest < 0.99 || r.PassesPerRequest > 1.01) {
-			t.Errorf("%s: %.3f program runs per request, want 1", r.Target, r.PassesPerRequest)
-		}
+	for _, c := range []struct {
+		name    string
+		closed  bool
+		targets []string
+		runs    float64 // the XDP program's runs per request
+	}{
+		{"open", false, []string{Bare, XDP}, 1},
+		// closed: a request and its reply; the Go model joins to prove the
+		// servers' answers reach a switch on AF_PACKET ports
+		{"closed", true, []string{Bare, XDP, GoModel}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Measure(t.Context(), Options{P4ctl: bin, Targets: c.targets, Closed: c.closed,
+				Duration: 200 * time.Millisecond, Cores: []int{1}, LatencyFrames: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Runs {
+				t.Logf("%s: %.0f requests/s, p50 %v, %s", r.Target, r.Rate[1], r.P50, r.Note)
+				if r.Rate[1] <= 0 || r.P50 <= 0 || r.Note != "" {
+					t.Errorf("%s: nothing measured (rate %.0f, p50 %v) %s", r.Target, r.Rate[1], r.P50, r.Note)
+				}
+				if r.Target == XDP && (r.PassesPerRequest < 0.99*c.runs || r.PassesPerRequest > 1.01*c.runs) {
+					t.Errorf("%s: %.3f program runs per request, want %v", r.Target, r.PassesPerRequest, c.runs)
+				}
+			}
+		})
 	}
 }
 

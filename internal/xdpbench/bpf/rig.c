@@ -19,14 +19,18 @@ char LICENSE[] SEC("license") = "GPL";
 #define PAYLOAD_OFF (HDR_OFF + P4CTL_HEADER_LEN)
 #define MIN_FRAME (PAYLOAD_OFF + 8)
 
-/* What the generator varies per frame: the request id, the client (source
+/* What the generator sends: the template's headers, rewritten into every
+ * frame (the pages of a live-frame run come back recycled with what the
+ * switch and the servers wrote into them: a reply, a rewritten request);
+ * then what it varies per frame: the request id, the client (source
  * address base + i * stride, i < sources), the UDP source port and the
  * SLA; and a timestamp in the payload, which the sink reads. */
 struct gen_config {
-	__u32 base;      /* first source address, host order */
-	__u32 sources;   /* how many */
-	__u32 stride;    /* between two sources' addresses */
-	__u32 slas;      /* sla_ms varies over 1..slas */
+	__u32 base;           /* first source address, host order */
+	__u32 sources;        /* how many */
+	__u32 stride;         /* between two sources' addresses */
+	__u32 slas;           /* sla_ms varies over 1..slas */
+	__u8 head[PAYLOAD_OFF]; /* the template's headers */
 };
 
 struct {
@@ -43,23 +47,27 @@ struct {
 	__type(value, __u64);
 } gen_seq SEC(".maps");
 
-/* The sink's counts and latencies (per CPU): cell 0 frames, 1 bytes, then
+/* The sink's counts and latencies (per CPU): cell 0 frames, 1 bytes, 2
+ * the frames that are p4ctl replies (the closed loop's measure), then
  * LAT_BUCKETS buckets of generator-to-sink latency, log-linear: LAT_LINEAR
  * buckets of LAT_STEP ns (0–32 µs), then eight a doubling up to ~2.1 s (the
  * last one: beyond). xdpbench's Counts.Quantile reads the same layout. */
 #define LAT_STEP 250
 #define LAT_LINEAR 128
 #define LAT_BUCKETS 256
+#define LAT_FIRST 3
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 + LAT_BUCKETS);
+	__uint(max_entries, LAT_FIRST + LAT_BUCKETS);
 	__type(key, __u32);
 	__type(value, __u64);
 } sink_counts SEC(".maps");
 
+/* The bare redirect's way out, by the interface a frame came in on (sw1 →
+ * sw2 for requests, sw2 → sw1 for the closed loop's replies). */
 struct {
-	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct bpf_devmap_val);
 } bare_out SEC(".maps");
@@ -81,6 +89,7 @@ int gen(struct xdp_md *ctx)
 
 	if (!cfg || !seq || (void *)(pkt + MIN_FRAME) > end)
 		return XDP_ABORTED;
+	__builtin_memcpy(pkt, cfg->head, PAYLOAD_OFF);
 	n = (*seq)++;
 	n = n * 2 + bpf_get_smp_processor_id(); /* distinct across two CPUs */
 	put32(pkt + HDR_OFF + 12, (__u32)n);
@@ -133,18 +142,30 @@ int sink(struct xdp_md *ctx)
 	bump(1, end - (void *)pkt);
 	if ((void *)(pkt + MIN_FRAME) > end)
 		return XDP_DROP;
+	if ((pkt[HDR_OFF] & 0x0f) == P4CTL_MSG_REPLY)
+		bump(2, 1);
 	__builtin_memcpy(&sent, pkt + PAYLOAD_OFF, 8);
 	lat = bpf_ktime_get_ns() - sent;
 	b = lat_bucket(lat / LAT_STEP);
-	bump(2 + b, 1);
+	bump(LAT_FIRST + b, 1);
 	return XDP_DROP;
 }
 
-/* bare: the ceiling, every frame redirected out of bare_out[0]. */
+/* bare: the ceiling, every frame redirected out of the other port. */
 SEC("xdp")
 int bare(struct xdp_md *ctx)
 {
-	return bpf_redirect_map(&bare_out, 0, XDP_DROP);
+	return bpf_redirect_map(&bare_out, ctx->ingress_ifindex, XDP_DROP);
+}
+
+/* pass: attached, for a switch that reads its ports with AF_PACKET, to the
+ * port the servers answer into: a veth takes frames sent by XDP (the
+ * servers' XDP_TX) only when its peer runs XDP; this one hands every frame
+ * to the kernel as it would have. */
+SEC("xdp")
+int pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
 }
 
 /* server: a bound request becomes its server's reply, sent back

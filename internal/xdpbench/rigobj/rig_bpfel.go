@@ -28,6 +28,8 @@ type RigGenConfig struct {
 	Sources uint32
 	Stride  uint32
 	Slas    uint32
+	Head    [58]uint8
+	_       [2]byte
 }
 
 // Names of all BPF objects in the ELF.
@@ -40,6 +42,7 @@ const (
 	RigMapSinkCounts = "sink_counts"
 	RigProgBare      = "bare"
 	RigProgGen       = "gen"
+	RigProgPass      = "pass"
 	RigProgServer    = "server"
 	RigProgSink      = "sink"
 )
@@ -88,6 +91,7 @@ type RigSpecs struct {
 type RigProgramSpecs struct {
 	Bare   *ebpf.ProgramSpec `ebpf:"bare"`
 	Gen    *ebpf.ProgramSpec `ebpf:"gen"`
+	Pass   *ebpf.ProgramSpec `ebpf:"pass"`
 	Server *ebpf.ProgramSpec `ebpf:"server"`
 	Sink   *ebpf.ProgramSpec `ebpf:"sink"`
 }
@@ -155,6 +159,7 @@ type RigVariables struct {
 type RigPrograms struct {
 	Bare   *ebpf.Program `ebpf:"bare"`
 	Gen    *ebpf.Program `ebpf:"gen"`
+	Pass   *ebpf.Program `ebpf:"pass"`
 	Server *ebpf.Program `ebpf:"server"`
 	Sink   *ebpf.Program `ebpf:"sink"`
 }
@@ -163,6 +168,7 @@ func (p *RigPrograms) Close() error {
 	return _RigClose(
 		p.Bare,
 		p.Gen,
+		p.Pass,
 		p.Server,
 		p.Sink,
 	)
