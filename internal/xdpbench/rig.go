@@ -11,6 +11,7 @@
 package xdpbench
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -151,10 +152,12 @@ type Traffic struct {
 // SetTraffic configures the generator.
 func (r *Rig) SetTraffic(t Traffic) error {
 	c := rigobj.RigGenConfig{Base: t.Base, Sources: t.Sources, Stride: t.Stride, Slas: t.SLAs}
-	if len(t.Frame) < len(c.Head) {
-		return fmt.Errorf("the generator's frame is %d bytes, want at least %d", len(t.Frame), len(c.Head))
+	if len(t.Frame) < len(c.Head)*8 {
+		return fmt.Errorf("the generator's frame is %d bytes, want at least %d", len(t.Frame), len(c.Head)*8)
 	}
-	copy(c.Head[:], t.Frame)
+	for i := range c.Head {
+		c.Head[i] = binary.NativeEndian.Uint64(t.Frame[8*i:])
+	}
 	return r.objs.GenConf.Put(uint32(0), c)
 }
 

@@ -28,8 +28,7 @@ type RigGenConfig struct {
 	Sources uint32
 	Stride  uint32
 	Slas    uint32
-	Head    [58]uint8
-	_       [2]byte
+	Head    [8]uint64
 }
 
 // Names of all BPF objects in the ELF.
