@@ -68,37 +68,7 @@ func TestSwitchPorts(t *testing.T) {
 	if n := packetSockets(); n != before+2 {
 		t.Errorf("%d packet sockets in the namespace while the switch runs, want %d", n, before+2)
 	}
-	ctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer ccancel()
-	c, err := p4rt.Dial(addr.String(), p4rt.WithDeviceID(1), p4rt.WithElectionID(p4rt.Election(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Arbitrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetPipeline(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ups, err := pc.Updates(info.GetP4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 2, 0), 24, 2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Write(ctx, ups); err != nil {
-		t.Fatal(err)
-	}
-	h1, err := afpacket.OpenIn(ns, "h1", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h1.Close()
-	h2, err := afpacket.OpenIn(ns, "h2", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h2.Close()
+	h1, h2 := routeHosts(t, addr.String(), ns)
 	ipl := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 0, 1, 1), DstIP: net.IPv4(10, 0, 2, 9)}
 	udp := &layers.UDP{SrcPort: 40000, DstPort: 53}
 	_ = udp.SetNetworkLayerForChecksum(ipl)
@@ -140,6 +110,7 @@ func TestSwitchPorts(t *testing.T) {
 	_, done, cancel, _ = start()
 	defer cancel()
 	ip("link", "del", "h2")
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):
@@ -208,37 +179,7 @@ func TestSwitchXDP(t *testing.T) {
 	if got := xdpOn(); got != "sw1 sw2" {
 		t.Errorf("XDP is on %q while the switch runs, want sw1 sw2", got)
 	}
-	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer ccancel()
-	c, err := p4rt.Dial(addr.String(), p4rt.WithDeviceID(1), p4rt.WithElectionID(p4rt.Election(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Arbitrate(cctx); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetPipeline(cctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ups, err := pc.Updates(info.GetP4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 2, 0), 24, 2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Write(cctx, ups); err != nil {
-		t.Fatal(err)
-	}
-	h1, err := afpacket.OpenIn(ns, "h1", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h1.Close()
-	h2, err := afpacket.OpenIn(ns, "h2", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h2.Close()
+	h1, h2 := routeHosts(t, addr.String(), ns)
 	frame := pc.Bytes(pc.Request(pc.Client(1), 1, 100, 0))
 	frame[14+20+2], frame[14+20+3] = 0, 53 // plain UDP: l3_forward
 	frame[14+16], frame[14+17], frame[14+18], frame[14+19] = 10, 0, 2, 9
@@ -268,4 +209,43 @@ func TestSwitchXDP(t *testing.T) {
 	if got := xdpOn(); got != "" {
 		t.Errorf("XDP is still on %q after the switch stopped", got)
 	}
+}
+
+// routeHosts routes 10.0.2.0/24 out of port 2 on the switch at addr (device
+// 1, over P4Runtime) and opens h1 and h2 in namespace ns, closed when t ends.
+func routeHosts(t *testing.T, addr, ns string) (h1, h2 *afpacket.Port) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := p4rt.Dial(addr, p4rt.WithDeviceID(1), p4rt.WithElectionID(p4rt.Election(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Arbitrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.GetPipeline(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, err := pc.Updates(info.GetP4Info(), []pc.Entry{pc.L3Route(pc.IPv4(10, 0, 2, 0), 24, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, ups); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []struct {
+		name string
+		s    **afpacket.Port
+	}{{"h1", &h1}, {"h2", &h2}} {
+		sock, err := afpacket.OpenIn(ns, h.name, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sock.Close() })
+		*h.s = sock
+	}
+	return h1, h2
 }
