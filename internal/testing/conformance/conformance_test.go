@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"errors"
+	"os"
 	"testing"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -8,6 +10,7 @@ import (
 	"github.com/p4ctl/p4ctl/internal/testing/conformance"
 	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
@@ -36,6 +39,28 @@ func TestEmbeddedSwitch(t *testing.T) {
 	sw := p4rttest.Start(t, p4rttest.WithTarget(target))
 	conformance.Run(t, conformance.Conn{
 		Name:     "embedded p4ctl switch",
+		Dial:     func(t testing.TB, opts ...p4rt.Option) *p4rt.Client { return sw.Dial(t, opts...) },
+		Pipeline: pipelineConfig(),
+	})
+}
+
+// The XDP target (pkg/dataplane/xdp), as `p4ctl switch --datapath xdp`
+// serves it: the same server in front of the program's maps. Root only.
+func TestXDPSwitch(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the XDP program needs root (CAP_BPF, CAP_NET_ADMIN) to load")
+	}
+	target, err := dataplane.New(dataplane.Options{NoPipeline: true, Datapath: xdp.New(xdp.Options{})})
+	if errors.Is(err, xdp.ErrNotRoot) {
+		t.Skipf("the XDP program cannot be loaded here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Close() })
+	sw := p4rttest.Start(t, p4rttest.WithTarget(target))
+	conformance.Run(t, conformance.Conn{
+		Name:     "XDP p4ctl switch",
 		Dial:     func(t testing.TB, opts ...p4rt.Option) *p4rt.Client { return sw.Dial(t, opts...) },
 		Pipeline: pipelineConfig(),
 	})
