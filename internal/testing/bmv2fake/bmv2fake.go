@@ -42,13 +42,6 @@ func New(regs map[string][]uint64) (*Fake, error) {
 // Addr is the fake's host:port.
 func (f *Fake) Addr() string { return f.ln.Addr().String() }
 
-// Set replaces register name's cells.
-func (f *Fake) Set(name string, cells []uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.regs[name] = append([]uint64(nil), cells...)
-}
-
 // Get returns a copy of register name's cells.
 func (f *Fake) Get(name string) []uint64 {
 	f.mu.Lock()

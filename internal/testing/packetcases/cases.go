@@ -779,20 +779,3 @@ func Cases() []Case {
 	}
 	return cs
 }
-
-// Archs lists the architectures a case runs on: every case runs on v1model
-// (BMv2 and the embedded target); p2c and p2c-work pools are not available
-// on TNA (pipeline.Arch.Supports).
-func (c Case) Archs() []pipeline.Arch {
-	for _, e := range c.Entries {
-		if e.Table != pipeline.TableServerPool {
-			continue
-		}
-		for _, p := range e.Params {
-			if p.Name == pipeline.ParamPolicy && pipeline.TNA.Supports(pipeline.Policy(p.Value)) != nil {
-				return []pipeline.Arch{pipeline.V1Model}
-			}
-		}
-	}
-	return []pipeline.Arch{pipeline.V1Model, pipeline.TNA}
-}

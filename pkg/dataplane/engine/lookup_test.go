@@ -127,3 +127,9 @@ func TestLookupMatchesBruteForce(t *testing.T) {
 		check(round)
 	}
 }
+
+// matches is the reference rule of one field: the packet path compiles
+// the same test into its lookups; the tests check those against it.
+func (m *fieldMatch) matches(k uint64) bool {
+	return k&m.mask == m.value && k >= m.lo && k <= m.hi
+}

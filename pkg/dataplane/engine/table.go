@@ -24,10 +24,6 @@ type fieldMatch struct {
 	plen        int // LPM prefix length
 }
 
-func (m *fieldMatch) matches(k uint64) bool {
-	return k&m.mask == m.value && k >= m.lo && k <= m.hi
-}
-
 // Entry is a table entry. The packet path reads Action; everything else is
 // control-plane state.
 type Entry struct {

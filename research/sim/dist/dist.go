@@ -87,12 +87,6 @@ func NewInterval(kind ArrivalKind, mean, cv float64) (Interval, error) {
 	return d, nil
 }
 
-// Mean is the distribution's mean.
-func (d Interval) Mean() float64 { return d.mean }
-
-// CV is the distribution's coefficient of variation.
-func (d Interval) CV() float64 { return d.cv }
-
 // Sample draws one interval.
 func (d *Interval) Sample(r *rand.Rand) float64 {
 	switch {
@@ -217,12 +211,6 @@ func NewService(spec ServiceSpec) (Service, error) {
 	}
 	return s, nil
 }
-
-// Spec is the (defaulted) specification.
-func (s Service) Spec() ServiceSpec { return s.spec }
-
-// Mean is the distribution's mean.
-func (s Service) Mean() float64 { return s.spec.Mean }
 
 // SCV is the squared coefficient of variation, E[S²]/E[S]² − 1.
 func (s Service) SCV() float64 {
