@@ -140,7 +140,6 @@ func New(opts Options) (*Switch, error) {
 			}
 			return s.follow.Admit(t, e)
 		},
-		PacketOut: s.packetOut,
 	})
 	start := opts.Datapath
 	if start == nil {
@@ -229,12 +228,13 @@ func (s *Switch) SubscribePacketIn(fn func(*p4v1.PacketIn)) (unsubscribe func())
 
 // PacketOut implements p4rtserver.Target: the payload enters the pipeline on
 // the CPU port (the program declares no packet_out header, so metadata must
-// be empty).
+// be empty). A Transmitter with ports sends it out of them; otherwise it
+// goes through Inject. The Switch handles it itself, not through the
+// engine's PacketOut hook.
 func (s *Switch) PacketOut(ctx context.Context, p *p4v1.PacketOut) error {
-	return s.eng.PacketOut(ctx, p)
-}
-
-func (s *Switch) packetOut(_ context.Context, p *p4v1.PacketOut) error {
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	if len(p.GetMetadata()) > 0 {
 		return status.Error(codes.InvalidArgument, "the p4ctl program declares no packet_out header: PacketOut metadata must be empty")
 	}

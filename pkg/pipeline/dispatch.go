@@ -376,6 +376,95 @@ func satInc(v uint32) uint32 {
 	return v + 1
 }
 
+// Next is the round of the pass that follows the step: a level round or a
+// forced round at Level, a new attempt after a hold. StepNack has none (no
+// dispatch pass follows it): the zero Round.
+func (s Step) Next() Round {
+	switch s.Kind {
+	case StepLevel:
+		return Round{Level: s.Level}
+	case StepForce:
+		return Round{Level: s.Level, Forced: true}
+	}
+	return Round{}
+}
+
+// Credits is the credit store a dispatch pass runs over: the Go model's
+// registers (pkg/dataplane/program), the simulator's array
+// (research/sim/micro). Pool.Dispatch reads a candidate's cell, runs Claim
+// on it and stores it back only when the claim took the request; the caller
+// keeps the pass atomic (one pass at a time, as a pipeline stage is).
+type Credits interface {
+	// Credit returns server s's credit cell.
+	Credit(s uint16) Credit
+	// SetCredit stores server s's credit cell.
+	SetCredit(s uint16, c Credit)
+	// Work returns server s's outstanding work (server_work_us), which
+	// p2c-work compares; a store without work counters returns 0.
+	Work(s uint16) uint64
+}
+
+// Dispatched is the outcome of one dispatch pass (Pool.Dispatch).
+type Dispatched struct {
+	// Bound reports that Server took the request; StaleReset that its
+	// claim reset an expired credit with outstanding requests.
+	Bound      bool
+	Server     uint16
+	StaleReset bool
+	// Step is what follows when every candidate refused (Bound false).
+	Step Step
+}
+
+// Dispatch is the server dispatch of one pass (docs/PIPELINE.md step 10),
+// the loop the Go model and the simulator share: the pass's Threshold for
+// round r; the CandidateServers of hash h, of which the p2c policies keep
+// the lighter; one Claim on each in order, on the credit clock of
+// nowMicros, until one takes the request; and when every candidate refused
+// (or the threshold was 0 and none was tried), AfterRefusal. The caller
+// applies the outcome: a bind's effects, or the step's (Step.Next is the
+// next pass's round). It does not allocate.
+func (p Pool) Dispatch(credits Credits, r Round, h uint16, isLong bool, holds uint8, nowMicros uint64) Dispatched {
+	threshold := p.Threshold(r, isLong, holds)
+	minRefused := uint32(Unbounded)
+	if threshold != 0 {
+		tick, expiry := NowTick(nowMicros, p.CreditTick), p.CreditTick != 0
+		cands, k := CandidateServers(p.Policy, p.Base, p.SizeMask, h)
+		if p.Policy == PolicyP2C || p.Policy == PolicyP2CWork {
+			cands[0], k = cands[p.lighter(credits, cands[0], cands[1], tick)], 1
+		}
+		for _, s := range cands[:k] {
+			c := credits.Credit(s)
+			refused, stale := Claim(&c, threshold, expiry, tick)
+			if refused == 0 {
+				credits.SetCredit(s, c)
+				return Dispatched{Bound: true, Server: s, StaleReset: stale}
+			}
+			minRefused = min(minRefused, refused)
+		}
+	}
+	return Dispatched{Step: p.AfterRefusal(r, minRefused, isLong, holds)}
+}
+
+// lighter is the p2c policies' comparison before the claim (step 10.2,
+// v1model only): which of candidates a (0) and b (1) the pass tries. p2c
+// takes b only when it has fewer outstanding requests, p2c-work when it has
+// less outstanding work or, as much, fewer requests; an expired credit
+// (pools with expiry, at tick now) counts as idle.
+func (p Pool) lighter(credits Credits, a, b uint16, now uint32) int {
+	var out, work [2]uint64
+	for j, s := range [2]uint16{a, b} {
+		c := credits.Credit(s)
+		if p.CreditTick == 0 || !Expired(c, now) {
+			out[j], work[j] = uint64(c.Outstanding), credits.Work(s)
+		}
+	}
+	if p.Policy == PolicyP2C && out[1] < out[0] ||
+		p.Policy == PolicyP2CWork && (work[1] < work[0] || work[1] == work[0] && out[1] < out[0]) {
+		return 1
+	}
+	return 0
+}
+
 // MaxPasses is a guard, not a property: the Go model drops a request still
 // recirculating after this many passes. Without contention a request takes
 // at most 2·(holds + 1) + 2 passes plus one per region that refused it

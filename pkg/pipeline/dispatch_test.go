@@ -265,6 +265,105 @@ func TestPoolSteps(t *testing.T) {
 	}
 }
 
+// cells is a Credits store that counts its writes.
+type cells struct {
+	credit map[uint16]Credit
+	work   map[uint16]uint64
+	writes int
+}
+
+func (c *cells) Credit(s uint16) Credit       { return c.credit[s] }
+func (c *cells) SetCredit(s uint16, v Credit) { c.credit[s] = v; c.writes++ }
+func (c *cells) Work(s uint16) uint64         { return c.work[s] }
+
+func TestDispatch(t *testing.T) {
+	// One group of four (servers 4..7, hash 5), bound 2, one hold.
+	jbsq := Pool{Base: 4, SizeMask: 3, Policy: PolicyJBSQ, Bound: 2, MaxHolds: 1}
+	cases := []struct {
+		name        string
+		pool        Pool
+		outstanding [4]uint32 // servers 4..7
+		work        [4]uint64
+		round       Round
+		long        bool
+		want        Dispatched
+	}{
+		{"first fit in slot order", jbsq, [4]uint32{2, 1, 0, 0}, [4]uint64{}, Round{}, false, Dispatched{Bound: true, Server: 5}},
+		{"every candidate at the bound: hold", jbsq, [4]uint32{2, 2, 3, 2}, [4]uint64{}, Round{}, false, Dispatched{Step: Step{Kind: StepHold}}},
+		{"unbounded: idle first, then a level round at the least", Pool{Base: 4, SizeMask: 3, Policy: PolicyJBSQ}, [4]uint32{3, 2, 4, 5}, [4]uint64{}, Round{}, false,
+			Dispatched{Step: Step{StepLevel, 3}}},
+		{"the level round takes the least loaded", Pool{Base: 4, SizeMask: 3, Policy: PolicyJBSQ}, [4]uint32{3, 2, 4, 5}, [4]uint64{}, Round{Level: 3}, false,
+			Dispatched{Bound: true, Server: 5}},
+		{"threshold 0: nothing claimed, deferred", Pool{Base: 4, SizeMask: 3, Policy: PolicyJBSQ, Bound: 2, LongReserve: 2, LongMaxHolds: 1}, [4]uint32{}, [4]uint64{}, Round{}, true,
+			Dispatched{Step: Step{Kind: StepLongDeferred}}},
+		{"p2c: the lighter of the two", Pool{Base: 4, SizeMask: 3, Policy: PolicyP2C, Bound: 4}, [4]uint32{0, 3, 1, 0}, [4]uint64{}, Round{}, false, Dispatched{Bound: true, Server: 6}},
+		{"p2c, a tie: candidate 0", Pool{Base: 4, SizeMask: 3, Policy: PolicyP2C, Bound: 4}, [4]uint32{0, 1, 1, 0}, [4]uint64{}, Round{}, false, Dispatched{Bound: true, Server: 5}},
+		{"p2c-work: less work wins over fewer requests", Pool{Base: 4, SizeMask: 3, Policy: PolicyP2CWork, Bound: 4}, [4]uint32{0, 1, 3, 0}, [4]uint64{0, 50, 10, 0}, Round{}, false,
+			Dispatched{Bound: true, Server: 6}},
+		{"p2c: only the lighter is tried", Pool{Base: 4, SizeMask: 3, Policy: PolicyP2C, Bound: 2, OnFull: OnFullForce}, [4]uint32{0, 3, 2, 0}, [4]uint64{}, Round{}, false,
+			Dispatched{Step: Step{StepForce, 3}}},
+	}
+	for _, c := range cases {
+		st := &cells{credit: map[uint16]Credit{}, work: map[uint16]uint64{}}
+		for j := range c.outstanding {
+			st.credit[uint16(4+j)], st.work[uint16(4+j)] = Credit{Outstanding: c.outstanding[j]}, c.work[j]
+		}
+		got := c.pool.Dispatch(st, c.round, 5, c.long, 0, 0)
+		if got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+		wantWrites := 0
+		if got.Bound {
+			wantWrites = 1
+			if o := st.credit[got.Server].Outstanding; o != c.outstanding[got.Server-4]+1 {
+				t.Errorf("%s: server %d has %d outstanding", c.name, got.Server, o)
+			}
+		}
+		if st.writes != wantWrites {
+			t.Errorf("%s: %d writes, want %d", c.name, st.writes, wantWrites)
+		}
+	}
+
+	// Expiry: a stale credit counts as idle for p2c and is reset by the claim.
+	p := Pool{Base: 4, SizeMask: 3, Policy: PolicyP2C, Bound: 2, CreditTick: 1}
+	st := &cells{credit: map[uint16]Credit{5: {Outstanding: 1, LastTick: 98}, 6: {Outstanding: 2, LastTick: 10}}}
+	if got := p.Dispatch(st, Round{}, 5, false, 0, 100); got != (Dispatched{Bound: true, Server: 6, StaleReset: true}) {
+		t.Errorf("expired credit: %+v", got)
+	}
+	if c := st.credit[6]; c != (Credit{Outstanding: 1, LastTick: 100}) {
+		t.Errorf("expired credit after the claim: %+v", c)
+	}
+
+	// The next rounds.
+	for _, c := range []struct {
+		step Step
+		want Round
+	}{
+		{Step{StepLevel, 3}, Round{Level: 3}},
+		{Step{StepForce, 4}, Round{Level: 4, Forced: true}},
+		{Step{Kind: StepHold}, Round{}},
+		{Step{Kind: StepLongDeferred}, Round{}},
+		{Step{Kind: StepNack}, Round{}},
+	} {
+		if got := c.step.Next(); got != c.want {
+			t.Errorf("%+v.Next() = %+v, want %+v", c.step, got, c.want)
+		}
+	}
+}
+
+// The shared loop is a hot path: it allocates nothing.
+func TestDispatchAllocates(t *testing.T) {
+	st := &cells{credit: map[uint16]Credit{}, work: map[uint16]uint64{}}
+	p := Pool{SizeMask: 15, Policy: PolicyJBSQ, Bound: 8, MaxHolds: 2}
+	h := uint16(0)
+	if n := testing.AllocsPerRun(1000, func() {
+		h++
+		p.Dispatch(st, Round{}, h, false, 0, 0)
+	}); n != 0 {
+		t.Errorf("%v allocations per pass", n)
+	}
+}
+
 func TestRegionAcquire(t *testing.T) {
 	v := uint32(1)
 	if !RegionAcquire(&v, 2, false) || v != 2 || RegionAcquire(&v, 2, false) || v != 2 {

@@ -90,16 +90,21 @@ func put48(b []byte, v uint64) {
 // event counts e in its lane.
 func (h *handles) event(e pipeline.Event, n int) { h.cEvents[e.Lane()].Count(uint64(e), n) }
 
-// credit reads and writes server s's credit cell.
-func (h *handles) credit(s uint16) pipeline.Credit {
+// Credit reads server s's credit cell (server_credit_<slot>[index]); with
+// SetCredit and Work, the handles are pipeline.Pool.Dispatch's credit store.
+func (h *handles) Credit(s uint16) pipeline.Credit {
 	slot, idx := pipeline.Slot(s)
 	return pipeline.CreditFromCell(h.rCredit[slot].Read(idx))
 }
 
-func (h *handles) setCredit(s uint16, c pipeline.Credit) {
+// SetCredit writes server s's credit cell.
+func (h *handles) SetCredit(s uint16, c pipeline.Credit) {
 	slot, idx := pipeline.Slot(s)
 	h.rCredit[slot].Write(idx, c.Cell())
 }
+
+// Work reads server s's server_work_us.
+func (h *handles) Work(s uint16) uint64 { return h.rWork.Read(serverIndex(s)) }
 
 func serverIndex(s uint16) uint64 { return uint64(s) & (pipeline.MaxServers - 1) }
 
@@ -296,97 +301,66 @@ func (h *handles) run(pkt []byte, inPort uint32, now uint64, c *carry, res *Resu
 	return h.dispatch(pkt, hdr, inPort, now, cost, isLong, pool, regionIdx, c, res, forward, drop)
 }
 
-// dispatch is step 10: the candidate chain of one pass and what follows it.
+// dispatch is step 10: one pass of pipeline.Pool.Dispatch over the credit
+// registers, then the bind or what follows the refusal.
 func (h *handles) dispatch(pkt, hdr []byte, inPort uint32, now, cost, isLong uint64, pool pipeline.Pool,
 	regionIdx uint64, c *carry, res *Result, forward func(uint64) bool, drop func(DropReason) bool) bool {
 	n := len(pkt)
-	holds := hdr[5]
-	long := isLong == 1
-	tick := pipeline.NowTick(now, pool.CreditTick)
-	expiry := pool.CreditTick != 0
-	cands, k := pipeline.CandidateServers(pool.Policy, pool.Base, pool.SizeMask, candidateHash(pkt, hdr))
-	if pool.Policy == pipeline.PolicyP2C || pool.Policy == pipeline.PolicyP2CWork {
-		// 10.2 (v1model only): compare the two candidates' loads, expired
-		// credits counting as idle, and try the lighter one.
-		var out, work [2]uint64
-		for j := range out {
-			cr := h.credit(cands[j])
-			if !expiry || !pipeline.Expired(cr, tick) {
-				out[j], work[j] = uint64(cr.Outstanding), h.rWork.Read(serverIndex(cands[j]))
-			}
-		}
-		p := 0
-		if pool.Policy == pipeline.PolicyP2C && out[1] < out[0] ||
-			pool.Policy == pipeline.PolicyP2CWork && (work[1] < work[0] || work[1] == work[0] && out[1] < out[0]) {
-			p = 1
-		}
-		cands[0], k = cands[p], 1
-	}
-
-	// 10.3 the chain: each candidate in order, one atomic claim each, until
-	// one takes the request.
-	threshold := pool.Threshold(c.round, long, holds)
-	minRefused := uint32(pipeline.Unbounded)
-	if threshold != 0 {
-		for _, s := range cands[:k] {
-			cr := h.credit(s)
-			refused, stale := pipeline.Claim(&cr, threshold, expiry, tick)
-			if refused != 0 {
-				minRefused = min(minRefused, refused)
-				continue
-			}
-			h.setCredit(s, cr)
-			// 10.5 bind.
-			w := h.rWork.Read(serverIndex(s))
-			if stale {
-				w = 0
-				h.event(pipeline.EventStaleReset, n)
-			}
-			h.rWork.Write(serverIndex(s), w+cost)
-			if c.round.Forced {
-				hdr[1] |= byte(wire.FlagForced)
-				h.event(pipeline.EventForced, n)
-			}
-			h.cBound.Count(serverIndex(s), n)
-			h.cRouted.Count(regionIdx, n)
-			binary.BigEndian.PutUint16(hdr[10:], s)
-			h.probeTake(hdr, now)
-			// 10.6 toward the server.
-			key := [1]uint64{uint64(s)}
-			_, a := h.serverEndpoint.Apply(key[:], n)
-			if a.ID != h.aSetServerEndpoint {
-				h.event(pipeline.EventUnreachable, n)
-				return drop(Unreachable)
-			}
-			put48(pkt[0:], a.Params[h.pEPDmac])
-			binary.BigEndian.PutUint32(pkt[ipOff+16:], uint32(a.Params[h.pEPAddr]))
-			finishRewrite(pkt)
-			return forward(a.Params[h.pEPPort])
-		}
+	d := pool.Dispatch(h, c.round, candidateHash(pkt, hdr), isLong == 1, hdr[5], now)
+	if d.Bound {
+		return h.bind(pkt, hdr, d.Server, d.StaleReset, now, cost, regionIdx, c, forward, drop)
 	}
 
 	// 10.4 every candidate refused.
-	step := pool.AfterRefusal(c.round, minRefused, long, holds)
-	switch step.Kind {
-	case pipeline.StepLevel:
-		c.round = pipeline.Round{Level: step.Level}
-		h.event(pipeline.EventLevelRound, n)
-	case pipeline.StepForce:
-		c.round = pipeline.Round{Level: step.Level, Forced: true}
+	switch d.Step.Kind {
+	case pipeline.StepLevel, pipeline.StepForce:
+		c.round = d.Step.Next()
 		h.event(pipeline.EventLevelRound, n)
 	case pipeline.StepHold, pipeline.StepLongDeferred:
 		hdr[5]++
 		hdr[1] |= byte(wire.FlagHeld)
-		if step.Kind == pipeline.StepLongDeferred {
+		if d.Step.Kind == pipeline.StepLongDeferred {
 			hdr[1] |= byte(wire.FlagLongDeferred)
 			h.event(pipeline.EventLongDeferred, n)
 		}
 		h.event(pipeline.EventHold, n)
-		c.round = pipeline.Round{}
+		c.round = d.Step.Next()
 	case pipeline.StepNack:
 		c.nackRelease = true
 	}
 	return true
+}
+
+// bind is steps 10.5 and 10.6: server s took the request (its claim reset
+// a stale credit if stale); the request goes to it.
+func (h *handles) bind(pkt, hdr []byte, s uint16, stale bool, now, cost, regionIdx uint64, c *carry,
+	forward func(uint64) bool, drop func(DropReason) bool) bool {
+	n := len(pkt)
+	w := h.rWork.Read(serverIndex(s))
+	if stale {
+		w = 0
+		h.event(pipeline.EventStaleReset, n)
+	}
+	h.rWork.Write(serverIndex(s), w+cost)
+	if c.round.Forced {
+		hdr[1] |= byte(wire.FlagForced)
+		h.event(pipeline.EventForced, n)
+	}
+	h.cBound.Count(serverIndex(s), n)
+	h.cRouted.Count(regionIdx, n)
+	binary.BigEndian.PutUint16(hdr[10:], s)
+	h.probeTake(hdr, now)
+	// 10.6 toward the server.
+	key := [1]uint64{uint64(s)}
+	_, a := h.serverEndpoint.Apply(key[:], n)
+	if a.ID != h.aSetServerEndpoint {
+		h.event(pipeline.EventUnreachable, n)
+		return drop(Unreachable)
+	}
+	put48(pkt[0:], a.Params[h.pEPDmac])
+	binary.BigEndian.PutUint32(pkt[ipOff+16:], uint32(a.Params[h.pEPAddr]))
+	finishRewrite(pkt)
+	return forward(a.Params[h.pEPPort])
 }
 
 // nack is the NACK pass: the request turned around to the client.
@@ -434,9 +408,9 @@ func (h *handles) reply(pkt, hdr []byte, now, cost uint64, l3 func() bool, drop 
 	if _, pa := h.serverPool.Apply(rkey[:], n); pa.ID == h.aSetPool {
 		tick = uint8(pa.Params[h.pTick])
 	}
-	cr := h.credit(server)
+	cr := h.Credit(server)
 	pipeline.Release(&cr, pipeline.NowTick(now, tick))
-	h.setCredit(server, cr)
+	h.SetCredit(server, cr)
 	w := h.rWork.Read(serverIndex(server))
 	h.rWork.Write(serverIndex(server), w-min(w, cost))
 	h.event(pipeline.EventReplyReleased, n)

@@ -42,7 +42,19 @@ func rngBaseline(cfg Config, n int) time.Duration {
 // the cost per request as a multiple of merely drawing its arrival and
 // service time (x_rng, measured in the same run).
 func BenchmarkE1(b *testing.B) {
-	for _, p := range []string{"random", "p2c", "jsw", "random+fwd", "random+ideal", "jbsq", "jiq"} {
+	benchPolicies(b, "random", "p2c", "jsw", "random+fwd", "random+ideal", "jbsq", "jiq")
+}
+
+// BenchmarkSwitch is BenchmarkE1 for the switch's own dispatch (the loop
+// of pipeline.Pool.Dispatch): bounded (the Little bound), unbounded and random.
+func BenchmarkSwitch(b *testing.B) {
+	benchPolicies(b, "switch", "switch:inf", "switch/random")
+}
+
+// benchPolicies runs the default scenario under each policy, reporting
+// simulated requests per CPU-second and the cost relative to the RNG.
+func benchPolicies(b *testing.B, policies ...string) {
+	for _, p := range policies {
 		b.Run(p, func(b *testing.B) {
 			runtime.LockOSThread() // the thread CPU clock must follow the run
 			defer runtime.UnlockOSThread()

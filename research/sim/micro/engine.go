@@ -149,7 +149,7 @@ type sim struct {
 	freeSnaps []int32
 
 	// Switch policies: the switch's credits and pool (pkg/pipeline).
-	credits2 []pipeline.Credit
+	credits2 switchCredits
 	pool     pipeline.Pool
 	recirc   float64
 
@@ -637,7 +637,7 @@ func (s *sim) bind(r int32) {
 // clock of its TTL (silence expiry, rounded as the controller rounds it).
 func (s *sim) initSwitch() error {
 	c := s.cfg
-	s.credits2 = make([]pipeline.Credit, s.n)
+	s.credits2 = make(switchCredits, s.n)
 	s.pool = pipeline.Pool{Base: 0, SizeMask: uint16(s.n - 1), Policy: pipeline.PolicyJBSQ,
 		Bound: uint16(s.bound), MaxHolds: 255, OnFull: pipeline.OnFullForce}
 	if c.Policy.Ingress == Random {
@@ -666,41 +666,39 @@ func (s *sim) initSwitch() error {
 // nowTick is the switch's credit clock.
 func (s *sim) nowTick() uint32 { return pipeline.NowTick(uint64(s.now), s.pool.CreditTick) }
 
+// switchCredits are the switch's credit cells, server s's at index s: the
+// credit store of pipeline.Pool.Dispatch.
+type switchCredits []pipeline.Credit
+
+// Credit returns server s's credit.
+func (c *switchCredits) Credit(s uint16) pipeline.Credit { return (*c)[s] }
+
+// SetCredit stores server s's credit.
+func (c *switchCredits) SetCredit(s uint16, v pipeline.Credit) { (*c)[s] = v }
+
+// Work is 0: the simulator keeps no work counters (its switch pools are
+// jbsq or random, which do not read them).
+func (c *switchCredits) Work(uint16) uint64 { return 0 }
+
 // switchPass is one pass of request r through the switch's dispatch
-// (pipeline.CandidateServers, Claim, Pool.AfterRefusal): bind to the first
-// candidate that takes it, or recirculate as the algorithm says.
+// (pipeline.Pool.Dispatch): bind to the first candidate that takes it, or
+// recirculate as the algorithm says.
 func (s *sim) switchPass(r int32) {
 	q := &s.reqs[r]
-	p := s.pool
-	threshold := p.Threshold(q.round, false, q.holds)
-	minRefused := uint32(pipeline.Unbounded)
-	if threshold != 0 {
-		tick, expiry := s.nowTick(), p.CreditTick != 0
-		cands, k := pipeline.CandidateServers(p.Policy, p.Base, p.SizeMask, q.hash)
-		for _, c := range cands[:k] {
-			refused, stale := pipeline.Claim(&s.credits2[c], threshold, expiry, tick)
-			if refused == 0 {
-				if stale {
-					s.res.StaleResets++
-				}
-				s.send(r, int32(c))
-				return
-			}
-			minRefused = min(minRefused, refused)
+	d := s.pool.Dispatch(&s.credits2, q.round, q.hash, false, q.holds, uint64(s.now))
+	if d.Bound {
+		if d.StaleReset {
+			s.res.StaleResets++
 		}
+		s.send(r, int32(d.Server))
+		return
 	}
-	step := p.AfterRefusal(q.round, minRefused, false, q.holds)
-	switch step.Kind {
-	case pipeline.StepLevel:
-		q.round = pipeline.Round{Level: step.Level}
-		s.res.LevelRounds++
-	case pipeline.StepForce:
-		q.round = pipeline.Round{Level: step.Level, Forced: true}
+	switch d.Step.Kind {
+	case pipeline.StepLevel, pipeline.StepForce:
 		s.res.LevelRounds++
 	case pipeline.StepHold, pipeline.StepLongDeferred:
 		q.holds++
 		q.hash = uint16(s.rPol.Uint32())
-		q.round = pipeline.Round{}
 		s.res.Holds++
 	case pipeline.StepNack:
 		s.res.Nacks++
@@ -710,6 +708,7 @@ func (s *sim) switchPass(r int32) {
 		s.free = append(s.free, r)
 		return
 	}
+	q.round = d.Step.Next()
 	s.res.Recirculations++
 	s.schedule(event{t: s.now + s.recirc, kind: evSwitchPass, a: r})
 }
