@@ -124,6 +124,7 @@ p4-tna: ## Compile p4src/tna with p4c-barefoot (Tofino 1) into p4src/build/tna (
 	  echo "compile time: $${secs} s"; \
 	  if [ $$rc -eq 0 ]; then echo "result: the backend accepted the program; placement and whether it fits Tofino 1's stages: RESOURCES.md"; else echo "result: P4Info only; the backend rejected the program:"; grep -E 'error' $$tmp/log | grep -v 'errors\?, ' | sed 's/^/  /'; fi; } > $(P4_TNA_OUT)/BUILDINFO; \
 	sha256sum $(P4_TNA_SOURCES) > $(P4_TNA_OUT)/SOURCES.sha256; \
+	rm -f $(P4_TNA_OUT)/PENDING; \
 	rm -rf $$tmp; \
 	if [ $$rc -ne 0 ]; then echo "make p4-tna: p4c-barefoot exited $$rc: the program is not compiled for Tofino (see $(P4_TNA_OUT)/BUILDINFO)" >&2; exit 1; fi; \
 	$(GO) run ./internal/bfreport/cmd/bfreport -dir $(P4_TNA_OUT) > $(P4_TNA_OUT)/RESOURCES.md || exit 1; \

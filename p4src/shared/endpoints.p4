@@ -12,20 +12,20 @@
 
 #include "headers.p4"
 
-control ServerEndpoint(inout p4ctl_metadata_t d) {
+control ServerEndpoint(inout p4ctl_metadata_t pass) {
     @name(".P4ctlIngress.set_server_endpoint")
     action set_server_endpoint(port_t port, mac_addr_t dmac, ipv4_addr_t addr) {
-        d.endpoint_found = true;
-        d.ep_port = port;
-        d.ep_dmac = dmac;
-        d.ep_addr = addr;
+        pass.endpoint_found = true;
+        pass.ep_port = port;
+        pass.ep_dmac = dmac;
+        pass.ep_addr = addr;
     }
 
     /* Where a server lives: port, MAC, IPv4 address. Miss: unknown server
      * (the request is dropped, counted unreachable). */
     @name(".P4ctlIngress.server_endpoint")
     table server_endpoint {
-        key = { d.server : exact @name("server"); }
+        key = { pass.server : exact @name("server"); }
         actions = { set_server_endpoint; NoAction; }
         default_action = NoAction();
         size = SERVER_ENDPOINT_SIZE;
@@ -34,14 +34,14 @@ control ServerEndpoint(inout p4ctl_metadata_t d) {
     apply { server_endpoint.apply(); }
 }
 
-/* server: the server a reply names (v1model: d.server; TNA: the header's
+/* server: the server a reply names (v1model: pass.server; TNA: the header's
  * server_id, which the parser fills, so that the lookup is made in the
  * first stage). */
-control ReplySource(in server_id_t server, inout p4ctl_metadata_t d) {
+control ReplySource(in server_id_t server, inout p4ctl_metadata_t pass) {
     @name(".P4ctlIngress.set_reply_source")
     action set_reply_source(ipv4_addr_t addr) {
-        d.reply_source_found = true;
-        d.reply_addr = addr;
+        pass.reply_source_found = true;
+        pass.reply_addr = addr;
     }
 
     /* The address a server's replies come from. Miss, or another source:

@@ -1,7 +1,7 @@
 /*
  * p4ctl — plain forwarding (docs/PIPELINE.md step 2 and every reply): l3
  * by IPv4 destination prefix, l2 by destination MAC. The actions only set
- * d.forward / d.out_port; each architecture's ingress turns them into its
+ * pass.forward / pass.out_port; each architecture's ingress turns them into its
  * egress port or drop. Written by the controller on topology change.
  */
 #ifndef P4CTL_FORWARDING_P4
@@ -9,16 +9,16 @@
 
 #include "headers.p4"
 
-control Forwarding(in headers_t hdr, inout p4ctl_metadata_t d, in bool l2) {
+control Forwarding(in headers_t hdr, inout p4ctl_metadata_t pass, in bool l2) {
     @name(".P4ctlIngress.forward")
     action forward(port_t port) {
-        d.forward = true;
-        d.out_port = port;
+        pass.forward = true;
+        pass.out_port = port;
     }
 
     @name(".P4ctlIngress.drop")
     action drop() {
-        d.forward = false;
+        pass.forward = false;
     }
 
     /* IPv4 forwarding (non-p4ctl traffic, replies, nacks). Miss: drop. */

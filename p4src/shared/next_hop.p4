@@ -11,11 +11,11 @@
 
 #include "headers.p4"
 
-control ExecClass(in headers_t hdr, inout p4ctl_metadata_t d) {
+control ExecClass(in headers_t hdr, inout p4ctl_metadata_t pass) {
     @name(".P4ctlIngress.set_exec_cost")
     action set_exec_cost(micros_t cost_us, bit<1> is_long) {
-        d.cost_us = cost_us;
-        d.is_long = is_long;
+        pass.cost_us = cost_us;
+        pass.is_long = is_long;
     }
 
     /* Expected service time (µs) of an exec class and whether it counts as
@@ -32,23 +32,23 @@ control ExecClass(in headers_t hdr, inout p4ctl_metadata_t d) {
     apply { exec_class_cost.apply(); }
 }
 
-/* region: the region the request is for (v1model: d.region; TNA: the
+/* region: the region the request is for (v1model: pass.region; TNA: the
  * header's region_id, which the parser fills, so that a dispatch pass can
  * look these tables up in its first stage). */
-control NextHop(in region_id_t region, inout p4ctl_metadata_t d) {
+control NextHop(in region_id_t region, inout p4ctl_metadata_t pass) {
     @name(".P4ctlIngress.dispatch_local")
     action dispatch_local(bit<32> capacity) {
-        d.next_hop = NEXT_HOP_LOCAL;
-        d.capacity = capacity;
+        pass.next_hop = NEXT_HOP_LOCAL;
+        pass.capacity = capacity;
     }
 
     @name(".P4ctlIngress.forward_remote")
     action forward_remote(port_t port, mac_addr_t dmac, ipv4_addr_t addr, bit<32> capacity) {
-        d.next_hop = NEXT_HOP_REMOTE;
-        d.nh_port = port;
-        d.nh_dmac = dmac;
-        d.nh_addr = addr;
-        d.capacity = capacity;
+        pass.next_hop = NEXT_HOP_REMOTE;
+        pass.nh_port = port;
+        pass.nh_dmac = dmac;
+        pass.nh_addr = addr;
+        pass.capacity = capacity;
     }
 
     @name(".P4ctlIngress.set_pool")
@@ -56,16 +56,16 @@ control NextHop(in region_id_t region, inout p4ctl_metadata_t d) {
                     bit<16> bound, bit<8> max_holds, bit<8> on_full,
                     bit<8> credit_tick, bit<16> long_reserve,
                     bit<8> long_max_holds) {
-        d.pool_found = true;
-        d.pool_base = base;
-        d.pool_size_mask = size_mask;
-        d.pool_policy = policy;
-        d.pool_bound = bound;
-        d.pool_max_holds = max_holds;
-        d.pool_on_full = on_full;
-        d.pool_credit_tick = credit_tick;
-        d.pool_long_reserve = long_reserve;
-        d.pool_long_max_holds = long_max_holds;
+        pass.pool_found = true;
+        pass.pool_base = base;
+        pass.pool_size_mask = size_mask;
+        pass.pool_policy = policy;
+        pass.pool_bound = bound;
+        pass.pool_max_holds = max_holds;
+        pass.pool_on_full = on_full;
+        pass.pool_credit_tick = credit_tick;
+        pass.pool_long_reserve = long_reserve;
+        pass.pool_long_max_holds = long_max_holds;
     }
 
     /* How a region is reached: a local server pool (with its capacity) or

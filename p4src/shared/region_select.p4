@@ -7,7 +7,7 @@
  *
  * A spill pass (carry.spill = 1: a region refused the request for
  * capacity) skips sla_feasibility and ranks the carried remainder instead.
- * Fallback and spill are reported in d.ev_* for the end-of-pass counters.
+ * Fallback and spill are reported in pass.ev_* for the end-of-pass counters.
  */
 #ifndef P4CTL_REGION_SELECT_P4
 #define P4CTL_REGION_SELECT_P4
@@ -15,34 +15,34 @@
 #include "headers.p4"
 
 control RegionSelect(inout headers_t hdr,
-                     inout p4ctl_metadata_t d,
+                     inout p4ctl_metadata_t pass,
                      in p4ctl_carry_h carry) {
 
     @name(".P4ctlIngress.set_client_site")
     action set_client_site(site_id_t site) {
-        d.site = site;
+        pass.site = site;
     }
 
     @name(".P4ctlIngress.set_feasible")
     action set_feasible(region_set_t feasible, region_id_t nearest) {
-        d.cand = feasible;
-        d.nearest = nearest;
+        pass.cand = feasible;
+        pass.nearest = nearest;
     }
 
     @name(".P4ctlIngress.set_active_epoch")
     action set_active_epoch(epoch_t epoch) {
-        d.epoch = epoch;
+        pass.epoch = epoch;
     }
 
     @name(".P4ctlIngress.route_to_region")
     action route_to_region(region_id_t region) {
-        d.ranked = true;
-        d.region = region;
+        pass.ranked = true;
+        pass.region = region;
     }
 
     @hidden action take_carried_candidates() {
-        d.cand = carry.cand;
-        d.nearest = carry.nearest;
+        pass.cand = carry.cand;
+        pass.nearest = carry.nearest;
     }
 
     /* Which client site a request comes from. Controller, on topology
@@ -61,7 +61,7 @@ control RegionSelect(inout headers_t hdr,
     @name(".P4ctlIngress.sla_feasibility")
     table sla_feasibility {
         key = {
-            d.site           : exact @name("site");
+            pass.site        : exact @name("site");
             hdr.p4ctl.sla_ms : range @name("sla_ms");
         }
         actions = { set_feasible; NoAction; }
@@ -87,9 +87,9 @@ control RegionSelect(inout headers_t hdr,
     @name(".P4ctlIngress.carbon_rank")
     table carbon_rank {
         key = {
-            d.epoch : exact   @name("epoch");
-            d.site  : ternary @name("site");
-            d.cand  : ternary @name("feasible");
+            pass.epoch : exact   @name("epoch");
+            pass.site  : ternary @name("site");
+            pass.cand  : ternary @name("feasible");
         }
         actions = { route_to_region; NoAction; }
         default_action = NoAction();
@@ -98,23 +98,23 @@ control RegionSelect(inout headers_t hdr,
 
     apply {
         client_site.apply();
-        hdr.p4ctl.site_id = d.site;
+        hdr.p4ctl.site_id = pass.site;
         if (carry.spill == 1) {
             take_carried_candidates();
             hdr.p4ctl.flags = hdr.p4ctl.flags | FLAG_SPILLED;
-            d.ev_spill_on = 1;
+            pass.ev_spill_on = 1;
         } else {
             sla_feasibility.apply();
         }
         active_epoch.apply();
         carbon_rank.apply();
-        if (!d.ranked) {
-            d.region = d.nearest;
+        if (!pass.ranked) {
+            pass.region = pass.nearest;
             hdr.p4ctl.flags = hdr.p4ctl.flags | FLAG_FALLBACK;
-            d.ev_fallback_on = 1;
-            d.count_fallback = 1;
+            pass.ev_fallback_on = 1;
+            pass.count_fallback = 1;
         }
-        hdr.p4ctl.region_id = d.region;
+        hdr.p4ctl.region_id = pass.region;
     }
 }
 

@@ -1,24 +1,20 @@
 /*
- * p4ctl — a local region's capacity (TNA; docs/PIPELINE.md step 9): one
- * atomic acquire per request, one release per valid reply or NACK, each a
- * RegisterAction that decides in the stateful ALU (pipeline.RegionAcquire).
- * The region is the header's (ingress.p4 applies this in dispatch passes and
- * replies); a fallback region, whose acquire is forced, is carry.fallback
- * (the selection pass's). full: the refused acquire's count, left 0 when
- * the request holds the credit (or nothing was acquired).
- *
- * region_outstanding[r] counts the requests admitted into local region r's
- * pool and not yet released. Written by the data plane only (here); read by
- * the controller (p4ctl get regions).
+ * p4ctl — a local region's capacity (TNA; docs/PIPELINE.md step 9,
+ * pipeline.RegionAcquire): one acquire per request, one release per valid
+ * reply or NACK pass, each a RegisterAction deciding in the stateful ALU
+ * (README "salu"). The region is the header's; carry.fallback (the
+ * selection pass's) forces the acquire. full: the refused acquire's count,
+ * 0 when held. Applied by DispatchPass (passes.p4).
  */
 #ifndef P4CTL_TNA_CAPACITY_P4
 #define P4CTL_TNA_CAPACITY_P4
 
 control RegionCapacity(in region_id_t region,
-                       in p4ctl_metadata_t d,
+                       in p4ctl_metadata_t pass,
                        in p4ctl_carry_h carry,
                        in bool release,
                        inout bit<32> full) {
+    /* region_outstanding[r]: requests admitted into local region r, not yet released; data plane only (p4ctl get regions reads it) */
     @name(".P4ctlIngress.region_outstanding")
     Register<bit<32>, bit<5>>(MAX_REGIONS, 0) region_outstanding;
 
@@ -26,7 +22,7 @@ control RegionCapacity(in region_id_t region,
     RegisterAction<bit<32>, bit<5>, bit<32>>(region_outstanding) acquire_below_capacity = {
         void apply(inout bit<32> v, out bit<32> count) {
             count = 0;
-            if (v < d.capacity) {
+            if (v < pass.capacity) {
                 v = v + 1;
             } else {
                 count = v;
@@ -51,7 +47,7 @@ control RegionCapacity(in region_id_t region,
         bit<5> idx = region[4:0];
         if (release) {
             release_one.execute(idx);
-        } else if (carry.exhausted == 1 || carry.fallback == 1 || d.capacity == 0) {
+        } else if (carry.exhausted == 1 || carry.fallback == 1 || pass.capacity == 0) {
             acquire_any.execute(idx);
         } else {
             full = acquire_below_capacity.execute(idx);

@@ -21,7 +21,7 @@ control P4ctlIngressDeparser(packet_out pkt,
             latency_sample.pack({ hdr.h.p4ctl.site_id, hdr.h.p4ctl.region_id,
                                   meta.sample_lost, meta.sample_rtt });
         }
-        if (meta.d.ipv4_rewritten) {
+        if (meta.pass.ipv4_rewritten) {
             hdr.h.ipv4.hdr_checksum = ipv4_checksum.update({
                 hdr.h.ipv4.version, hdr.h.ipv4.ihl, hdr.h.ipv4.diffserv,
                 hdr.h.ipv4.total_len, hdr.h.ipv4.identification,

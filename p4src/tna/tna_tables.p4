@@ -3,12 +3,12 @@
  * one ALU operation — a variable shift, a slice at a variable offset —
  * looked up instead. const entries, in the P4Info but never written by the
  * controller (pipeline.TNAOnly). The v1model program computes the same
- * values with shifts (p4src/v1model/dispatch.p4, ingress.p4).
+ * values with shifts (p4src/v1model/dispatch.p4, carry.p4).
  */
 #ifndef P4CTL_TNA_TABLES_P4
 #define P4CTL_TNA_TABLES_P4
 
-/* 1 << region, for the spill mask (ingress.p4). Regions >= 32 miss: 0. */
+/* 1 << region, for the spill's untried regions (passes.p4). Regions >= 32 miss: 0. */
 control RegionBit(in region_id_t region, out region_set_t bit_r) {
     @name(".P4ctlIngress.set_region_bit")
     action set_region_bit(region_set_t b) { bit_r = b; }
@@ -61,26 +61,19 @@ control RegionBit(in region_id_t region, out region_set_t bit_r) {
     }
 }
 
-/*
- * The slots a pass tries (pipeline.CandidateServers): for jbsq and jiq
- * (chain = 1) the pool's members of the aligned group, i.e. the offsets j
- * with j & ~size_mask = 0 shifted by base mod 4 (sel); for random (chain =
- * 0) the slot of the hashed server (sel = its id mod 4). Four bits, slot k
- * = bit k. dispatch.p4 looks it up in stage 2 by the pool base mod 4 (a
- * jbsq or jiq group's ids mod 4 are its, the offset being a multiple of 4)
- * and tests a random pass's slot, meta.group mod 4, itself (the group is
- * known a stage later).
- */
-control DispatchSlots(in bit<1> chain, in bit<2> sel, in bit<2> mask_lo, out bit<4> slots) {
+/* The slots a pass tries (pipeline.CandidateServers), bit k = slot k: a jbsq
+ * or jiq group's members (tries_group = 1) by base mod 4 (sel) and size_mask,
+ * or the hashed server's slot (README.md "Invariants"). */
+control DispatchSlots(in bit<1> tries_group, in bit<2> sel, in bit<2> mask_lo, out bit<4> slots) {
     @name(".P4ctlIngress.set_dispatch_slots")
     action set_dispatch_slots(bit<4> s) { slots = s; }
 
     @name(".P4ctlIngress.dispatch_slots")
     table dispatch_slots {
         key = {
-            chain   : exact   @name("chain");
-            sel     : exact   @name("sel");
-            mask_lo : ternary @name("mask_lo");
+            tries_group : exact   @name("chain");
+            sel         : exact   @name("sel");
+            mask_lo     : ternary @name("mask_lo");
         }
         actions = { set_dispatch_slots; NoAction; }
         default_action = NoAction();
@@ -115,18 +108,10 @@ control DispatchSlots(in bit<1> chain, in bit<2> sel, in bit<2> mask_lo, out bit
     }
 }
 
-/*
- * The pool's credit clock (pipeline.NowTick): credit_tick t ≥ 1 counts
- * ticks of 2^(t-1) units of 1.024 µs: the pass clock now (global_tstamp
- * [41:10], ingress.p4) shifted right by t - 1, one ALU shift by a
- * constant. t = 0 (no expiry) or beyond TNA_MAX_CREDIT_TICK misses: 0
- * (such credits never expire; the controller refuses those TTLs for TNA,
- * pipeline.TNAMaxCreditTick). One action per tick: a stage's instruction
- * memory holds 32.
- * Unlike v1model's 32-bit tick counter (from a 48-bit timestamp), this one
- * wraps with the pass clock every 2^32 units (73 minutes) whatever t
- * (docs/PIPELINE.md "Differences between the architectures").
- */
+/* The pool's credit clock (pipeline.NowTick): the pass clock shifted right by
+ * credit_tick - 1, one action a tick (README "no-variable-shift"); tick 0 or
+ * above TNA_MAX_CREDIT_TICK misses: 0, never expires (README "What differs
+ * from v1model"). */
 control CreditClock(in bit<32> now, in bit<8> tick, out bit<32> now_tick) {
     @name(".P4ctlIngress.credit_clock_1") action clock_1() { now_tick = now; }
     @name(".P4ctlIngress.credit_clock_2") action clock_2() { now_tick = now >> 1; }

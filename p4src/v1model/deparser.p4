@@ -16,7 +16,7 @@ control P4ctlVerifyChecksum(inout headers_t hdr, inout v1_metadata_t meta) {
 
 control P4ctlComputeChecksum(inout headers_t hdr, inout v1_metadata_t meta) {
     apply {
-        update_checksum(hdr.ipv4.isValid() && meta.d.ipv4_rewritten,
+        update_checksum(hdr.ipv4.isValid() && meta.pass.ipv4_rewritten,
             { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv,
               hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
               hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,

@@ -17,7 +17,7 @@ control P4ctlEgress(inout headers_t hdr,
                     inout v1_metadata_t meta,
                     inout standard_metadata_t std) {
     apply {
-        if (meta.d.recirculate) {
+        if (meta.pass.recirculate) {
             meta.recirc_now = std.egress_global_timestamp;
             recirculate_preserving_field_list(CARRY_FIELD_LIST);
         }

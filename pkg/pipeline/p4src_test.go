@@ -65,6 +65,9 @@ func parseSums(name string, b []byte) (map[string]string, error) {
 // outputs changed (or gained or lost a file) since they were generated:
 // p4src/shared + p4src/v1model for p4src/build/v1model (`make p4`), and
 // p4src/shared + p4src/tna for p4src/build/tna (`make p4-tna`).
+// A PENDING file beside the sums (outputs knowingly older than their
+// sources, saying why) turns the failure into a skip quoting its first
+// line; once the outputs match again it is an error to keep it.
 func TestBuildOutputsMatchSources(t *testing.T) {
 	for _, c := range []struct {
 		name, sums string
@@ -106,7 +109,7 @@ func checkSources(t *testing.T, sumsPath string, dirs, outputs []string, remake 
 			t.Errorf("%s records sources but the output is missing: %v", sumsPath, err)
 		}
 	}
-	stale := false
+	var diffs []string
 	for _, path := range p4Sources(t, dirs...) {
 		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(path)))
 		if err != nil {
@@ -116,19 +119,28 @@ func checkSources(t *testing.T, sumsPath string, dirs, outputs []string, remake 
 		want, ok := recorded[path]
 		switch {
 		case !ok:
-			t.Errorf("%s is new since the outputs were generated", path)
-			stale = true
+			diffs = append(diffs, path+" is new since the outputs were generated")
 		case want != hex.EncodeToString(sum[:]):
-			t.Errorf("%s changed since the outputs were generated", path)
-			stale = true
+			diffs = append(diffs, path+" changed since the outputs were generated")
 		}
 		delete(recorded, path)
 	}
 	for path := range recorded {
-		t.Errorf("%s was compiled but no longer exists", path)
-		stale = true
+		diffs = append(diffs, path+" was compiled but no longer exists")
 	}
-	if stale {
+	stale := len(diffs) > 0
+	pending := filepath.Join(filepath.Dir(sumsPath), "PENDING")
+	note, perr := os.ReadFile(pending)
+	switch {
+	case perr == nil && !stale:
+		t.Errorf("%s says the outputs predate their sources, but they match: delete it", pending)
+	case perr == nil:
+		first, _, _ := strings.Cut(string(note), "\n")
+		t.Skipf("skip: the outputs predate their sources, as %s says: %s", pending, first)
+	case stale:
+		for _, d := range diffs {
+			t.Error(d)
+		}
 		t.Errorf("the outputs %v are stale: run `%s and commit p4src/build", outputs, remake)
 	}
 }
