@@ -11,6 +11,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -79,10 +80,10 @@ func (o *applyOptions) Validate() error {
 		return err
 	}
 	if o.Grace < 0 {
-		return usageErrorf("--grace must be ≥ 0")
+		return cmdutil.Usagef("--grace must be ≥ 0")
 	}
 	if o.conn.ElectionID.IsZero() && !o.DryRun {
-		return usageErrorf("--election-id must be ≥ 1 to write")
+		return cmdutil.Usagef("--election-id must be ≥ 1 to write")
 	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
@@ -210,7 +211,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		err = func() error {
 			defer c.Close()
 			defer d.Close()
-			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 			defer cancel()
 			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err
@@ -257,7 +258,7 @@ func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Pla
 		}
 		err = func() error {
 			defer c.Close()
-			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 			defer cancel()
 			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err

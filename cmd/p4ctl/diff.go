@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
@@ -133,7 +134,7 @@ func diffError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ue usageError
+	var ue cmdutil.UsageError
 	var ec exitCodeError
 	if errors.As(err, &ue) || errors.As(err, &ec) {
 		return err
@@ -186,7 +187,7 @@ func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, ti
 		return targetDiff{}, err
 	}
 	defer c.Close()
-	ctx, cancel := withTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := probe(ctx, c, targetName(t)); err != nil {
 		return targetDiff{}, err

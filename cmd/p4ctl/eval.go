@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -132,10 +133,10 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	o.sigmaGiven = c.Flags().Changed("latency-sigma")
 	metric, err := regions.ParseMetric(o.metric)
 	if err != nil {
-		return usageErrorf("--metric: %w", err)
+		return cmdutil.Usagef("--metric: %w", err)
 	}
 	if metric == regions.Direct && o.traces == "" {
-		return usageErrorf("--metric direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
+		return cmdutil.Usagef("--metric direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
 	}
 	fill, err := parseFillFlag(c, o.fill, o.traces)
 	if err != nil {
@@ -143,37 +144,37 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	cm, err := regions.ParseColdMissing(o.coldMissing)
 	if err != nil {
-		return usageErrorf("--cold-missing: %w", err)
+		return cmdutil.Usagef("--cold-missing: %w", err)
 	}
 	var period regions.Period
 	switch {
 	case o.period != "" && (o.from != "" || o.to != ""):
-		return usageErrorf("--period and --from/--to are exclusive")
+		return cmdutil.Usagef("--period and --from/--to are exclusive")
 	case o.period != "":
 		if period, err = regions.ParseMonth(o.period); err != nil {
-			return usageErrorf("--period: %w", err)
+			return cmdutil.Usagef("--period: %w", err)
 		}
 	case o.from != "" || o.to != "":
 		if o.from == "" || o.to == "" {
-			return usageErrorf("--from and --to go together")
+			return cmdutil.Usagef("--from and --to go together")
 		}
 		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
-			return usageErrorf("--from/--to: %w", err)
+			return cmdutil.Usagef("--from/--to: %w", err)
 		}
 	}
 	// Checked here, not in Validate: the synthetic model below is built
 	// over the whole period, every hour held in memory.
 	if n := period.Hours(); n > carbon.MaxPeriodHours {
-		return usageErrorf("%s %s: longer than %d hours (ten years), the most the experiment holds in memory", periodFlag(o.period), period, carbon.MaxPeriodHours)
+		return cmdutil.Usagef("%s %s: longer than %d hours (ten years), the most the experiment holds in memory", periodFlag(o.period), period, carbon.MaxPeriodHours)
 	}
 	var src regions.CarbonSource
 	if o.traces != "" {
 		ts, err := regions.LoadTracesContext(cmdContext(c), o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
 		if errors.Is(err, fs.ErrNotExist) {
-			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
+			return cmdutil.Usagef("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
 		}
 		if err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 		src = ts
 	} else {
@@ -197,7 +198,7 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.sitesFile != "" {
 		sites, err := loadEvalSites(cmdContext(c), o.sitesFile)
 		if err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 		site = nil
 		for _, s := range sites {
@@ -206,10 +207,10 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 			}
 		}
 		if site == nil {
-			return usageErrorf("--site %q not in %s", o.site, o.sitesFile)
+			return cmdutil.Usagef("--site %q not in %s", o.site, o.sitesFile)
 		}
 	} else if o.site != "mumbai" {
-		return usageErrorf("--site %q: only the built-in site mumbai exists without --sites", o.site)
+		return cmdutil.Usagef("--site %q: only the built-in site mumbai exists without --sites", o.site)
 	}
 	sig := regions.SignalLCA
 	if metric == regions.Direct {
@@ -226,60 +227,60 @@ func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
 
 // Validate checks flag values.
 func (o *evalCarbonOptions) Validate() error {
-	if err := intInRange("--runs", o.runs, 2, carbon.MaxRuns, "every row keeps each run's mean"); err != nil {
+	if err := cmdutil.IntInRange("--runs", o.runs, 2, carbon.MaxRuns, "every row keeps each run's mean"); err != nil {
 		return err
 	}
-	if err := intInRange("--requests", o.requests, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
+	if err := cmdutil.IntInRange("--requests", o.requests, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
 		return err
 	}
-	if err := intInRange("--mixed-requests", o.mixed, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
+	if err := cmdutil.IntInRange("--mixed-requests", o.mixed, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
 		return err
 	}
 	if len(o.slas) != 5 {
-		return usageErrorf("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
+		return cmdutil.Usagef("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
 	}
 	for _, v := range o.slas {
 		if !(v > 0 && v <= 65535) {
-			return usageErrorf("--sla %v: every SLA class is a latency budget in ms, > 0 and ≤ 65535", v)
+			return cmdutil.Usagef("--sla %v: every SLA class is a latency budget in ms, > 0 and ≤ 65535", v)
 		}
 	}
 	if o.latencyModel != carbon.LatencyP95 && o.latencyModel != carbon.LatencySampled {
-		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
+		return cmdutil.Usagef("--latency-model %q: want p95 or sampled", o.latencyModel)
 	}
 	if err := validateLatencySigma(o.latencySigma); err != nil {
 		return err
 	}
 	if o.sigmaGiven && o.latencyModel != carbon.LatencySampled {
-		return usageErrorf("--latency-sigma applies to sampled latencies: give --latency-model sampled with it")
+		return cmdutil.Usagef("--latency-sigma applies to sampled latencies: give --latency-model sampled with it")
 	}
 	if err := o.cfg.Options.Validate(); err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	if !(o.capShare > 0 && o.capShare <= 1) {
-		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
+		return cmdutil.Usagef("--cap-share %v: want 0 < share <= 1", o.capShare)
 	}
 	for i, p := range o.pools {
 		if _, err := regions.PoolOf(p); err != nil {
-			return usageErrorf("--pools: %w", err)
+			return cmdutil.Usagef("--pools: %w", err)
 		}
 		if slices.Contains(o.pools[:i], p) {
-			return usageErrorf("--pools: pool size %d given twice", p)
+			return cmdutil.Usagef("--pools: pool size %d given twice", p)
 		}
 	}
 	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", o.outDir)
 	}
 	return nil
 }
 
 // Run executes the experiment, writes plots and prints the result.
 func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
-	_, err := runExperiment(s, o.format, "eval carbon",
+	_, err := cmdutil.RunExperiment(s, o.format, "eval carbon",
 		func(progress func(done, total int)) (*carbon.Result, error) {
 			o.cfg.Progress = progress
 			return carbon.Run(ctx, o.cfg)
 		},
-		plotsTo(o.noPlots, o.outDir, carbon.WritePlots),
+		cmdutil.PlotsTo(o.noPlots, o.outDir, carbon.WritePlots),
 		func(r *carbon.Result, files []string) any { r.Plots = files; return r })
 	return err
 }
@@ -299,10 +300,10 @@ func periodFlag(month string) string {
 func parseFillFlag(c *cobra.Command, s, traces string) (regions.FillPolicy, error) {
 	f, err := regions.ParseFill(s)
 	if err != nil {
-		return f, usageErrorf("--fill: %w", err)
+		return f, cmdutil.Usagef("--fill: %w", err)
 	}
 	if traces == "" && c.Flags().Changed("fill") {
-		return f, usageErrorf("--fill %s: it fills gaps in --traces; give --traces with it", s)
+		return f, cmdutil.Usagef("--fill %s: it fills gaps in --traces; give --traces with it", s)
 	}
 	return f, nil
 }
@@ -310,16 +311,7 @@ func parseFillFlag(c *cobra.Command, s, traces string) (regions.FillPolicy, erro
 // validateLatencySigma checks --latency-sigma: 0 < σ < 3.
 func validateLatencySigma(v float64) error {
 	if !(v > 0 && v < 3) {
-		return usageErrorf("--latency-sigma %v: want 0 < sigma < 3", v)
-	}
-	return nil
-}
-
-// intInRange checks that flag's value v is in lo..hi; why says what the
-// upper bound protects.
-func intInRange(flag string, v, lo, hi int, why string) error {
-	if v < lo || v > hi {
-		return usageErrorf("%s %d: want %d..%d (%s)", flag, v, lo, hi, why)
+		return cmdutil.Usagef("--latency-sigma %v: want 0 < sigma < 3", v)
 	}
 	return nil
 }

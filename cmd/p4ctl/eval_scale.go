@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/configgen"
 	"github.com/p4ctl/p4ctl/research/eval/scale"
@@ -80,39 +81,39 @@ func (o *evalScaleOptions) Complete(*cobra.Command, []string) error { return nil
 func (o *evalScaleOptions) Validate() error {
 	for i, n := range o.sites {
 		if n < 1 || n > 65535 {
-			return usageErrorf("--sites %d: want 1..65535", n)
+			return cmdutil.Usagef("--sites %d: want 1..65535", n)
 		}
 		if slices.Contains(o.sites[:i], n) {
-			return usageErrorf("--sites %d given twice", n)
+			return cmdutil.Usagef("--sites %d given twice", n)
 		}
 	}
 	for i, r := range o.regions {
 		if r < 1 || r > 32 {
-			return usageErrorf("--regions %d: want 1..32", r)
+			return cmdutil.Usagef("--regions %d: want 1..32", r)
 		}
 		if slices.Contains(o.regions[:i], r) {
-			return usageErrorf("--regions %d given twice", r)
+			return cmdutil.Usagef("--regions %d given twice", r)
 		}
 	}
 	for i, p := range o.policies {
 		if !slices.Contains(scale.Policies(), p) {
-			return usageErrorf("--policies %s: want %s (C+warm is stateful per request and compiles to no table contents: p4ctl eval carbon evaluates it)", p, strings.Join(scale.Policies(), ", "))
+			return cmdutil.Usagef("--policies %s: want %s (C+warm is stateful per request and compiles to no table contents: p4ctl eval carbon evaluates it)", p, strings.Join(scale.Policies(), ", "))
 		}
 		if slices.Contains(o.policies[:i], p) {
-			return usageErrorf("--policies %s given twice", p)
+			return cmdutil.Usagef("--policies %s given twice", p)
 		}
 	}
 	if o.switches < 0 || o.switches > configgen.MaxSwitches {
-		return usageErrorf("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
+		return cmdutil.Usagef("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
 	}
 	if maxH := scale.MaxHours(scale.DefaultStart()); o.hours < 2 || o.hours > maxH {
-		return usageErrorf("--hours %d: want 2..%d (an update needs two hours; the synthetic carbon year ends after %d hours from %s)", o.hours, maxH, maxH, scale.DefaultStart().Format("2006-01-02"))
+		return cmdutil.Usagef("--hours %d: want 2..%d (an update needs two hours; the synthetic carbon year ends after %d hours from %s)", o.hours, maxH, maxH, scale.DefaultStart().Format("2006-01-02"))
 	}
 	if err := (scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours}).Validate(); err != nil {
-		return usageErrorf("%w", err) // the flag checks above cover it; kept in step with Measure
+		return cmdutil.Usagef("%w", err) // the flag checks above cover it; kept in step with Measure
 	}
 	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", o.outDir)
 	}
 	return nil
 }
@@ -125,11 +126,11 @@ type scaleResult struct {
 
 // Run measures, plots and prints.
 func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
-	_, err := runExperiment(s, o.format, "eval scale",
+	_, err := cmdutil.RunExperiment(s, o.format, "eval scale",
 		func(progress func(done, total int)) (*scale.Result, error) {
 			return scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
 		},
-		plotsTo(o.noPlots, o.outDir, scale.WritePlots),
+		cmdutil.PlotsTo(o.noPlots, o.outDir, scale.WritePlots),
 		func(r *scale.Result, files []string) any { return scaleResult{Result: r, Plots: files} })
 	return err
 }

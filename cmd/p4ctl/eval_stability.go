@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -137,12 +138,12 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	if o.minGain != "" {
 		if h.MinGain, err = regions.ParseGain(o.minGain); err != nil {
-			return usageErrorf("--min-gain: %w", err)
+			return cmdutil.Usagef("--min-gain: %w", err)
 		}
 	}
 	hours := func(flag string, d time.Duration) (int, error) {
 		if d%time.Hour != 0 || d < 0 {
-			return 0, usageErrorf("%s %s: want whole hours (e.g. 3h)", flag, d)
+			return 0, cmdutil.Usagef("%s %s: want whole hours (e.g. 3h)", flag, d)
 		}
 		return int(d / time.Hour), nil
 	}
@@ -157,13 +158,13 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 		}
 	}
 	if err := h.Validate(); err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	ec.Hysteresis = h
 	for _, g := range o.sweepGain {
 		v, err := regions.ParseGain(g)
 		if err != nil {
-			return usageErrorf("--sweep-gain: %w", err)
+			return cmdutil.Usagef("--sweep-gain: %w", err)
 		}
 		ec.SweepGains = append(ec.SweepGains, v)
 	}
@@ -191,7 +192,7 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	sig := cfg.CarbonSignal()
 	if o.signal != "" {
 		if sig, err = regions.ParseSignal(o.signal); err != nil {
-			return usageErrorf("--signal: %w", err)
+			return cmdutil.Usagef("--signal: %w", err)
 		}
 	}
 	var src regions.CarbonSource
@@ -199,23 +200,23 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	case o.traces != "":
 		ts, err := regions.LoadTracesContext(cmdContext(c), o.traces, regions.LoadOptions{Metric: sig.Metric(), Fill: fill})
 		if errors.Is(err, fs.ErrNotExist) {
-			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon is the project's shared data set beside a checkout, where it was provided. Without it, leave out --traces to run on the configuration's source (the example's: the built-in synthetic model).", err)
+			return cmdutil.Usagef("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon is the project's shared data set beside a checkout, where it was provided. Without it, leave out --traces to run on the configuration's source (the example's: the built-in synthetic model).", err)
 		}
 		if err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 		src = ts
 	case cfg.Carbon.Live():
-		return usageErrorf("the configuration's carbon source %s is live: a year's evaluation needs a year of history; give --traces", cfg.Carbon.Source)
+		return cmdutil.Usagef("the configuration's carbon source %s is live: a year's evaluation needs a year of history; give --traces", cfg.Carbon.Source)
 	default:
 		if src, err = cfg.OpenCarbonContext(cmdContext(c)); err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 		if sig.Marginal() && cfg.Carbon.Source == config.SourceOffline {
-			return usageErrorf("--signal marginal: the synthetic model is of average (lifecycle) intensities; give --traces with marginal rates")
+			return cmdutil.Usagef("--signal marginal: the synthetic model is of average (lifecycle) intensities; give --traces with marginal rates")
 		}
 		if sig == regions.SignalDirect && cfg.Carbon.Source == config.SourceOffline {
-			return usageErrorf("--signal direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
+			return cmdutil.Usagef("--signal direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
 		}
 	}
 	ec.Source, ec.Signal = src, sig
@@ -223,18 +224,18 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 	// Period.
 	switch {
 	case o.year != 0 && (o.from != "" || o.to != ""):
-		return usageErrorf("--year and --from/--to are exclusive")
+		return cmdutil.Usagef("--year and --from/--to are exclusive")
 	case o.year != 0:
 		ec.Period = regions.Period{From: time.Date(o.year, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(o.year+1, 1, 1, 0, 0, 0, 0, time.UTC)}
 		if !ec.Period.Within(src.Period()) {
-			return usageErrorf("--year %d: the carbon data covers %s (%s)", o.year, src.Period(), src.Describe())
+			return cmdutil.Usagef("--year %d: the carbon data covers %s (%s)", o.year, src.Period(), src.Describe())
 		}
 	case o.from != "" || o.to != "":
 		if o.from == "" || o.to == "" {
-			return usageErrorf("--from and --to go together")
+			return cmdutil.Usagef("--from and --to go together")
 		}
 		if ec.Period, err = regions.ParsePeriod(o.from, o.to); err != nil {
-			return usageErrorf("--from/--to: %w", err)
+			return cmdutil.Usagef("--from/--to: %w", err)
 		}
 	default:
 		if ec.Period, err = src.Period().FirstWholeYear(); err != nil {
@@ -251,45 +252,45 @@ func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
 // Validate checks flag values.
 func (o *evalStabilityOptions) Validate() error {
 	if o.requests < 1 || o.requests > 10000 {
-		return usageErrorf("--requests-per-hour %d: want 1..10000", o.requests)
+		return cmdutil.Usagef("--requests-per-hour %d: want 1..10000", o.requests)
 	}
 	if err := validateLatencySigma(o.sigma); err != nil {
 		return err
 	}
 	for i, g := range o.cfg.SweepGains {
 		if err := (regions.Hysteresis{MinGain: g, Horizon: 1}).Validate(); err != nil {
-			return usageErrorf("--sweep-gain %s: %w", o.sweepGain[i], err)
+			return cmdutil.Usagef("--sweep-gain %s: %w", o.sweepGain[i], err)
 		}
 	}
 	for i, h := range o.cfg.SweepHolds {
 		if err := (regions.Hysteresis{MinHold: h, Horizon: 1}).Validate(); err != nil {
-			return usageErrorf("--sweep-hold %s: %w", o.sweepHold[i], err)
+			return cmdutil.Usagef("--sweep-hold %s: %w", o.sweepHold[i], err)
 		}
 	}
 	for i, h := range o.cfg.SweepHorizons {
 		if err := (regions.Hysteresis{Horizon: h}).Validate(); err != nil {
-			return usageErrorf("--sweep-horizon %s: %w", o.sweepHzn[i], err)
+			return cmdutil.Usagef("--sweep-horizon %s: %w", o.sweepHzn[i], err)
 		}
 	}
 	if !o.cfg.Period.Within(o.cfg.Source.Period()) {
-		return usageErrorf("period %s: the carbon data covers %s (%s)", o.cfg.Period, o.cfg.Source.Period(), o.cfg.Source.Describe())
+		return cmdutil.Usagef("period %s: the carbon data covers %s (%s)", o.cfg.Period, o.cfg.Source.Period(), o.cfg.Source.Describe())
 	}
 	if len(o.cfg.SLAs) == 0 {
-		return usageErrorf("%s has no sla_classes: the evaluation counts changes per SLA class", o.configName)
+		return cmdutil.Usagef("%s has no sla_classes: the evaluation counts changes per SLA class", o.configName)
 	}
 	if n := o.cfg.Period.Hours() * len(o.cfg.Sites) * o.requests; n > stability.MaxSampledRequests {
-		return usageErrorf("--requests-per-hour %d: %d hours × %d sites × %d = %d sampled requests, at most %d (held in memory, 8 bytes each): give fewer requests per hour or a shorter period",
+		return cmdutil.Usagef("--requests-per-hour %d: %d hours × %d sites × %d = %d sampled requests, at most %d (held in memory, 8 bytes each): give fewer requests per hour or a shorter period",
 			o.requests, o.cfg.Period.Hours(), len(o.cfg.Sites), o.requests, n, stability.MaxSampledRequests)
 	}
 	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", o.outDir)
 	}
 	return nil
 }
 
 // Run evaluates, writes plots and prints the result.
 func (o *evalStabilityOptions) Run(ctx context.Context, s *streams) error {
-	_, err := runExperiment(s, o.format, "eval stability",
+	_, err := cmdutil.RunExperiment(s, o.format, "eval stability",
 		func(progress func(done, total int)) (*stability.Result, error) {
 			o.cfg.Progress = progress
 			res, err := stability.Run(ctx, o.cfg)
@@ -298,7 +299,7 @@ func (o *evalStabilityOptions) Run(ctx context.Context, s *streams) error {
 			}
 			return res, err
 		},
-		plotsTo(o.noPlots, o.outDir, stability.WritePlots),
+		cmdutil.PlotsTo(o.noPlots, o.outDir, stability.WritePlots),
 		func(r *stability.Result, files []string) any { r.Plots = files; return r })
 	return err
 }

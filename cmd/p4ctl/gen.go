@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/configgen"
 )
@@ -99,22 +100,22 @@ func (o *genConfigOptions) Validate() error {
 	}
 	switch {
 	case o.Sites < 1 || o.Sites > configgen.MaxSites:
-		return usageErrorf("--sites %d: want 1..%d", o.Sites, configgen.MaxSites)
+		return cmdutil.Usagef("--sites %d: want 1..%d", o.Sites, configgen.MaxSites)
 	case o.Regions < 1 || o.Regions > 32:
-		return usageErrorf("--regions %d: want 1..32", o.Regions)
+		return cmdutil.Usagef("--regions %d: want 1..32", o.Regions)
 	case o.Switches < 0 || o.Switches > configgen.MaxSwitches:
-		return usageErrorf("--switches %d: want 0..%d", o.Switches, configgen.MaxSwitches)
+		return cmdutil.Usagef("--switches %d: want 0..%d", o.Switches, configgen.MaxSwitches)
 	case o.Partition && (o.Switches < 1 || o.Switches > o.Sites):
-		return usageErrorf("--partition with %d switches and %d sites: want 1 ≤ switches ≤ sites", o.Switches, o.Sites)
+		return cmdutil.Usagef("--partition with %d switches and %d sites: want 1 ≤ switches ≤ sites", o.Switches, o.Sites)
 	}
-	return checkOutputFile("--file", o.Out)
+	return cmdutil.CheckOutputFile("--file", o.Out)
 }
 
 // Run generates and writes the configuration.
 func (o *genConfigOptions) Run(_ context.Context, s *streams) error {
 	cfg, rep, err := configgen.Generate(configgen.Options{Sites: o.Sites, Regions: o.Regions, Switches: o.Switches, Partition: o.Partition, Policy: o.Policy, Seed: o.Seed})
 	if err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	if o.Out == "" || o.Out == "-" {
 		if o.Format == output.JSON { // the same configuration, as JSON (no header: JSON has no comments)

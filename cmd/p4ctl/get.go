@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -136,9 +137,9 @@ func (o *getOptions) Validate() error {
 			return err
 		}
 		if o.conn.Timeout <= 0 {
-			return usageErrorf("--timeout must be > 0")
+			return cmdutil.Usagef("--timeout must be > 0")
 		}
-		return checkHostPort("--controller", o.Controller, false)
+		return cmdutil.CheckHostPort("--controller", o.Controller, false)
 	}
 	if o.what != "regions" && o.what != "registers" {
 		if err := o.refuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
@@ -146,7 +147,7 @@ func (o *getOptions) Validate() error {
 		}
 	}
 	if o.ThriftAddr != "" {
-		if err := checkHostPort("--thrift-addr", o.ThriftAddr, false); err != nil {
+		if err := cmdutil.CheckHostPort("--thrift-addr", o.ThriftAddr, false); err != nil {
 			return err
 		}
 	}
@@ -154,7 +155,7 @@ func (o *getOptions) Validate() error {
 		return err
 	}
 	if strings.Count(o.Pipeline, ",") > 1 {
-		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+		return cmdutil.Usagef("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
 	return nil
 }
@@ -170,7 +171,7 @@ func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 		}
 		info, err := p4rt.LoadP4InfoContext(ctx, path)
 		if err != nil {
-			return nil, inputError(err)
+			return nil, cmdutil.InputError(err)
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}
@@ -180,7 +181,7 @@ func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 // Run reads and prints.
 func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if o.what == "latency" {
-		ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+		ctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 		defer cancel()
 		t, err := controller.FetchLatency(ctx, o.Controller)
 		if err != nil {
@@ -193,7 +194,7 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	defer c.Close()
-	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 	defer cancel()
 	if err := probe(ctx, c, "switch "+o.conn.GRPCAddr); err != nil {
 		return err
@@ -278,7 +279,7 @@ func fullNames(names []string, known []string, kind string) ([]string, error) {
 			}
 		}
 		if found == "" {
-			return nil, usageErrorf("no %s %q on the switch (have %s)", kind, n, strings.Join(shorten(known), ", "))
+			return nil, cmdutil.Usagef("no %s %q on the switch (have %s)", kind, n, strings.Join(shorten(known), ", "))
 		}
 		out = append(out, found)
 	}

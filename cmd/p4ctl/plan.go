@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/carbonapi"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
@@ -72,7 +73,7 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.Target != "" {
 		t, ok := o.cfg.Target(o.Target)
 		if !ok {
-			return usageErrorf("--target %q: no such target in %s", o.Target, o.ConfigPath)
+			return cmdutil.Usagef("--target %q: no such target in %s", o.Target, o.ConfigPath)
 		}
 		if len(t.Sites) > 0 {
 			sub, _, err := o.cfg.WithSites(t.Sites)
@@ -85,11 +86,11 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.Policy != "" {
 		name, ok := config.CanonicalPolicy(o.Policy)
 		if !ok {
-			return usageErrorf("--policy %q: want A, B, C, C+, D or C-cap", o.Policy)
+			return cmdutil.Usagef("--policy %q: want A, B, C, C+, D or C-cap", o.Policy)
 		}
 		p, err := regions.ParsePolicy(name)
 		if err != nil {
-			return usageErrorf("--policy: %w", err)
+			return cmdutil.Usagef("--policy: %w", err)
 		}
 		o.policy = &p
 	}
@@ -101,7 +102,7 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 				name = pipeline.Control + "." + name
 			}
 			if _, ok := pipeline.Schema().Table(name); !ok {
-				return usageErrorf("--table %q: no such table in the pipeline", t)
+				return cmdutil.Usagef("--table %q: no such table in the pipeline", t)
 			}
 			o.tables[name] = true
 		}
@@ -118,19 +119,9 @@ func (o *planOptions) Validate() error {
 		return err
 	}
 	if o.Epoch < 0 || o.Epoch > 255 {
-		return usageErrorf("--epoch %d out of range 0..255", o.Epoch)
+		return cmdutil.Usagef("--epoch %d out of range 0..255", o.Epoch)
 	}
 	return nil
-}
-
-// parseHour accepts RFC 3339 and the shorter 2006-01-02T15[:04] (UTC).
-func parseHour(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2022-01-10T12:00:00Z) or 2022-01-10T12", s)
 }
 
 // Run compiles and prints the plan.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/sim/dist"
 	"github.com/p4ctl/p4ctl/research/sim/micro"
@@ -114,7 +114,7 @@ func (f *scenarioFlags) bind(fs *pflag.FlagSet, forTune bool) {
 func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	named, err := micro.LookupScenario(f.name)
 	if err != nil {
-		return micro.Config{}, usageErrorf("--scenario: %w", err)
+		return micro.Config{}, cmdutil.Usagef("--scenario: %w", err)
 	}
 	c := named.Config
 	set := func(name string) bool { return f.fs != nil && changed(f.fs, name) }
@@ -133,9 +133,9 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 		switch {
 		case !set(d.name):
 		case d.v < 0:
-			return c, usageErrorf("--%s %v: want a duration ≥ 0 (e.g. 4.5us)", d.name, d.v)
+			return c, cmdutil.Usagef("--%s %v: want a duration ≥ 0 (e.g. 4.5us)", d.name, d.v)
 		case d.positive && d.v == 0:
-			return c, usageErrorf("--%s %v: want a duration > 0 (e.g. 50us)", d.name, d.v)
+			return c, cmdutil.Usagef("--%s %v: want a duration > 0 (e.g. 50us)", d.name, d.v)
 		}
 	}
 	if hosts > 0 {
@@ -152,7 +152,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	}
 	if set("load") {
 		if !(f.load > 0 && f.load < 4) {
-			return c, usageErrorf("--load %v must be in (0, 4)", f.load)
+			return c, cmdutil.Usagef("--load %v must be in (0, 4)", f.load)
 		}
 		c.Load = f.load
 	}
@@ -174,7 +174,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 	if set("service") {
 		kind, err := dist.ParseServiceKind(f.service)
 		if err != nil {
-			return c, usageErrorf("--service: %w", err)
+			return c, cmdutil.Usagef("--service: %w", err)
 		}
 		c.Service.Kind = kind
 	}
@@ -259,7 +259,7 @@ func (f *scenarioFlags) config(hosts int) (micro.Config, error) {
 		c.MigrateInterval = us(f.migrateInterval)
 	}
 	if err := c.Validate(); err != nil {
-		return c, usageErrorf("%w", err)
+		return c, cmdutil.Usagef("%w", err)
 	}
 	return c, nil
 }
@@ -293,19 +293,19 @@ func (r *runFlags) bind(fs *pflag.FlagSet, outDir string) {
 
 func (r *runFlags) validate() error {
 	if r.parallel < 0 || r.parallel > maxParallel {
-		return usageErrorf("--parallel %d: want 0..%d (0 = GOMAXPROCS)", r.parallel, maxParallel)
+		return cmdutil.Usagef("--parallel %d: want 0..%d (0 = GOMAXPROCS)", r.parallel, maxParallel)
 	}
 	if r.seeds < 0 || r.seeds > 1000 {
-		return usageErrorf("--seeds %d must be in [0, 1000]", r.seeds)
+		return cmdutil.Usagef("--seeds %d must be in [0, 1000]", r.seeds)
 	}
 	if r.requests < 0 || r.requests > micro.MaxRequests {
-		return usageErrorf("--requests %d must be in [0, %d] (0 = the experiment's default; a run may hold all its requests in memory at once)", r.requests, micro.MaxRequests)
+		return cmdutil.Usagef("--requests %d must be in [0, %d] (0 = the experiment's default; a run may hold all its requests in memory at once)", r.requests, micro.MaxRequests)
 	}
 	if r.seed == 0 {
-		return usageErrorf("--seed must be ≥ 1")
+		return cmdutil.Usagef("--seed must be ≥ 1")
 	}
 	if !r.noPlots {
-		return checkOutputDir("--out-dir", r.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", r.outDir)
 	}
 	return nil
 }
@@ -326,16 +326,8 @@ func writeResult(s *streams, r *runFlags, res micro.Plotter) error {
 	if err != nil {
 		return err
 	}
-	printPlots(s, files)
+	cmdutil.PrintPlots(s, files)
 	return nil
-}
-
-// printPlots names the plot files written, on stderr (every command that
-// plots: stdout stays the result, so -o json stays parseable).
-func printPlots(s *streams, files []string) {
-	if len(files) > 0 {
-		fmt.Fprintf(s.Err, "plots: %s\n", strings.Join(files, ", "))
-	}
 }
 
 // simMicroOptions is `p4ctl sim micro`.
@@ -414,7 +406,7 @@ given explicitly overrides it. The same --seed gives byte-identical output.`,
 		ValidArgs: microExperiments,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 { // as a group without a subcommand (decision 24)
-				return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(microExperiments, ", "), c.CommandPath())
+				return cmdutil.Usagef("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(microExperiments, ", "), c.CommandPath())
 			}
 			return nil
 		},
@@ -453,13 +445,13 @@ func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 	flags := microExperimentFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		if exps := flags[name]; changed(cmd.Flags(), name) && slices.Contains(microExperiments, o.experiment) && !slices.Contains(exps, o.experiment) {
-			return usageErrorf("--%s applies to %s only, not %s", name, strings.Join(exps, " and "), o.experiment)
+			return cmdutil.Usagef("--%s applies to %s only, not %s", name, strings.Join(exps, " and "), o.experiment)
 		}
 	}
 	for _, p := range o.policies {
 		q, err := micro.ParsePolicy(p)
 		if err != nil {
-			return usageErrorf("--policy: %w", err)
+			return cmdutil.Usagef("--policy: %w", err)
 		}
 		o.parsed = append(o.parsed, q)
 	}
@@ -468,7 +460,7 @@ func (o *simMicroOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flags.
 func (o *simMicroOptions) Validate() error {
-	if err := checkFiniteFloats(o.scen.fs); err != nil {
+	if err := cmdutil.CheckFiniteFloats(o.scen.fs); err != nil {
 		return err
 	}
 	known := false
@@ -476,7 +468,7 @@ func (o *simMicroOptions) Validate() error {
 		known = known || e == o.experiment
 	}
 	if !known {
-		return usageErrorf("unknown experiment %q (want one of %s)", o.experiment, strings.Join(microExperiments, ", "))
+		return cmdutil.Usagef("unknown experiment %q (want one of %s)", o.experiment, strings.Join(microExperiments, ", "))
 	}
 	if err := o.run.validate(); err != nil {
 		return err
@@ -497,40 +489,40 @@ func (o *simMicroOptions) Validate() error {
 	}
 	for _, x := range o.e3Points {
 		if !(x > 0 && x <= 100) {
-			return usageErrorf("--points: D/S %v must be in (0, 100]", x)
+			return cmdutil.Usagef("--points: D/S %v must be in (0, 100]", x)
 		}
 	}
 	if len(o.e3Points) > 0 {
 		sc.Sweep.E3Points = o.e3Points
 	}
 	if _, _, _, err := sc.Sweep.E3Rules(); err != nil {
-		return usageErrorf("--axis, --slo-rule, --burst-scale: %w", err)
+		return cmdutil.Usagef("--axis, --slo-rule, --burst-scale: %w", err)
 	}
 	o.scenario = sc
 	for _, p := range o.parsed {
 		c := sc
 		c.Policy = p
 		if err := c.Validate(); err != nil {
-			return usageErrorf("--policy %s: %w", p, err)
+			return cmdutil.Usagef("--policy %s: %w", p, err)
 		}
 	}
 	for _, l := range o.loads {
 		if !(l > 0 && l < 4) {
-			return usageErrorf("--loads: %v must be in (0, 4)", l)
+			return cmdutil.Usagef("--loads: %v must be in (0, 4)", l)
 		}
 	}
 	for _, c := range o.costs {
 		if c <= 0 {
-			return usageErrorf("--costs: %v must be > 0", c)
+			return cmdutil.Usagef("--costs: %v must be > 0", c)
 		}
 	}
 	for _, n := range o.dispCores {
 		if n < 1 {
-			return usageErrorf("--dispatcher-cores: %d must be ≥ 1", n)
+			return cmdutil.Usagef("--dispatcher-cores: %d must be ≥ 1", n)
 		}
 	}
 	if o.markdown != "" {
-		if err := checkOutputFile("--markdown", o.markdown); err != nil {
+		if err := cmdutil.CheckOutputFile("--markdown", o.markdown); err != nil {
 			return err
 		}
 	}
@@ -542,7 +534,7 @@ func (o *simMicroOptions) Validate() error {
 
 // Run runs the experiment.
 func (o *simMicroOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "sim micro "+o.experiment)
+	progress, done := cmdutil.NewProgress(s.Err, "sim micro "+o.experiment)
 	defer done()
 	opt := o.run.options(progress)
 	var (

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/sim/serverless"
 	sdist "github.com/p4ctl/p4ctl/research/sim/serverless/dist"
@@ -167,23 +168,23 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		}
 		var err error
 		if o.ratioHops, err = parseDurationsMS(o.hops); err != nil {
-			return usageErrorf("--hops: %w", err)
+			return cmdutil.Usagef("--hops: %w", err)
 		}
 		if o.ratioScales, err = parseFloats(o.scales); err != nil {
-			return usageErrorf("--time-scales: %w", err)
+			return cmdutil.Usagef("--time-scales: %w", err)
 		}
 	default:
-		return usageErrorf("unknown experiment %q (want sweep, notify, figures, bound or ratios)", o.experiment)
+		return cmdutil.Usagef("unknown experiment %q (want sweep, notify, figures, bound or ratios)", o.experiment)
 	}
 	c := &o.cfg
 	switch o.scenario {
 	case "pathfinder":
 		if o.experiment == "ratios" {
-			return usageErrorf("ratios explores the knative setting only (--scenario knative)")
+			return cmdutil.Usagef("ratios explores the knative setting only (--scenario knative)")
 		}
 	case "knative":
 		if o.experiment == "figures" {
-			return usageErrorf("figures judges PathFinder's claims on its evaluated system (--scenario pathfinder), not the knative exploration")
+			return cmdutil.Usagef("figures judges PathFinder's claims on its evaluated system (--scenario pathfinder), not the knative exploration")
 		}
 		k := serverless.KnativeExperiment()
 		c.Scenario, c.Pods, c.ContainerConcurrency, c.ForwardDelay = k.Scenario, k.Pods, k.ContainerConcurrency, k.ForwardDelay
@@ -196,7 +197,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 			}
 		}
 	default:
-		return usageErrorf("--scenario %q: want pathfinder or knative", o.scenario)
+		return cmdutil.Usagef("--scenario %q: want pathfinder or knative", o.scenario)
 	}
 	if o.quick {
 		*c = c.Quick()
@@ -207,13 +208,13 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	}
 	if o.changed("lambda") {
 		if c.Lambdas, err = parseFloats(o.lambdas); err != nil {
-			return usageErrorf("--lambda: %w", err)
+			return cmdutil.Usagef("--lambda: %w", err)
 		}
 		c.CDFLambda = maxFloat(c.Lambdas)
 	}
 	if o.changed("policy") {
 		if c.Policies, err = serverless.PolicyList(o.policies); err != nil {
-			return usageErrorf("--policy: %w", err)
+			return cmdutil.Usagef("--policy: %w", err)
 		}
 	}
 	if o.changed("notify-delay") {
@@ -221,7 +222,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 		for _, f := range splitList(o.notify) {
 			d, err := time.ParseDuration(f) // "0" is valid
 			if err != nil {
-				return usageErrorf("--notify-delay: %w", err)
+				return cmdutil.Usagef("--notify-delay: %w", err)
 			}
 			c.NotifyDelays = append(c.NotifyDelays, ms(d))
 		}
@@ -240,7 +241,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	}
 	if o.changed("chain") {
 		if c.ChainMin, c.ChainMax, err = parseChain(o.chain); err != nil {
-			return usageErrorf("--chain: %w", err)
+			return cmdutil.Usagef("--chain: %w", err)
 		}
 		if c.ChainMax > 1 && c.Benchmark == "alu" {
 			c.Benchmark = "chain"
@@ -270,7 +271,7 @@ func (o *simServerlessOptions) Complete(cmd *cobra.Command, args []string) error
 	if o.waitBound != "auto" {
 		d, err := time.ParseDuration(o.waitBound) // "0" is valid
 		if err != nil || d < 0 {
-			return usageErrorf(`--wait-bound: want "auto" or a duration >= 0, have %q`, o.waitBound)
+			return cmdutil.Usagef(`--wait-bound: want "auto" or a duration >= 0, have %q`, o.waitBound)
 		}
 		c.WaitBound = ms(d)
 	}
@@ -303,28 +304,28 @@ func (o *simServerlessOptions) Validate() error {
 	flags := serverlessExperimentFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		if exps := flags[name]; o.changed(name) && !slices.Contains(exps, o.experiment) {
-			return usageErrorf("--%s applies to %s only, not %s", name, andList(exps), o.experiment)
+			return cmdutil.Usagef("--%s applies to %s only, not %s", name, andList(exps), o.experiment)
 		}
 	}
-	if err := checkFiniteFloats(o.fs); err != nil {
+	if err := cmdutil.CheckFiniteFloats(o.fs); err != nil {
 		return err
 	}
 	if o.workers < 0 {
-		return usageErrorf("--parallel must be >= 0")
+		return cmdutil.Usagef("--parallel must be >= 0")
 	}
 	c := o.cfg
 	if c.Seeds < 1 || c.Seeds > serverless.MaxSeeds {
-		return usageErrorf("--seeds %d must be in [1, %d]", c.Seeds, serverless.MaxSeeds)
+		return cmdutil.Usagef("--seeds %d must be in [1, %d]", c.Seeds, serverless.MaxSeeds)
 	}
 	if c.ChainMin >= 1 && c.ChainMax >= c.ChainMin && c.ChainMax <= 64 && (c.Requests < 1 || c.Requests > serverless.MaxRunStages/c.ChainMax) {
-		return usageErrorf("--requests %d must be in [1, %d]: with chains of up to %d stages (--chain) a run may simulate at most %d stages, all of them in memory",
+		return cmdutil.Usagef("--requests %d must be in [1, %d]: with chains of up to %d stages (--chain) a run may simulate at most %d stages, all of them in memory",
 			c.Requests, serverless.MaxRunStages/c.ChainMax, c.ChainMax, serverless.MaxRunStages)
 	}
 	if c.Pods < 0 || c.Pods > serverless.MaxPoolSlots {
-		return usageErrorf("--pods %d must be in [0, %d] (0 = sized for --rho-max)", c.Pods, serverless.MaxPoolSlots)
+		return cmdutil.Usagef("--pods %d must be in [0, %d] (0 = sized for --rho-max)", c.Pods, serverless.MaxPoolSlots)
 	}
 	if c.ContainerConcurrency < 0 || c.ContainerConcurrency > serverless.MaxSlotsPerPod {
-		return usageErrorf("--container-concurrency %d must be in [0, %d] (0 = sized for --rho-max)", c.ContainerConcurrency, serverless.MaxSlotsPerPod)
+		return cmdutil.Usagef("--container-concurrency %d must be in [0, %d] (0 = sized for --rho-max)", c.ContainerConcurrency, serverless.MaxSlotsPerPod)
 	}
 	scales, scaleFlag := []float64{c.TimeScale}, "--time-scale"
 	if o.experiment == "ratios" {
@@ -332,20 +333,20 @@ func (o *simServerlessOptions) Validate() error {
 	}
 	for _, x := range scales {
 		if x != 0 && !(x >= serverless.MinTimeScale && x <= serverless.MaxTimeScale) || x == 0 && scaleFlag == "--time-scales" {
-			return usageErrorf("%s %g must be in [%g, %g]", scaleFlag, x, serverless.MinTimeScale, serverless.MaxTimeScale)
+			return cmdutil.Usagef("%s %g must be in [%g, %g]", scaleFlag, x, serverless.MinTimeScale, serverless.MaxTimeScale)
 		}
 	}
 	if err := o.checkPools(scales, scaleFlag); err != nil {
 		return err
 	}
 	if err := c.Validate(); err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
-	if err := checkOutputFile("--markdown", o.markdown); err != nil {
+	if err := cmdutil.CheckOutputFile("--markdown", o.markdown); err != nil {
 		return err
 	}
 	if !o.noPlots && (o.experiment == "sweep" || o.experiment == "notify") {
-		return checkOutputDir("--out-dir", o.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", o.outDir)
 	}
 	return nil
 }
@@ -360,21 +361,21 @@ func (o *simServerlessOptions) checkPools(scales []float64, scaleFlag string) er
 	for _, name := range c.Dists {
 		d, err := sdist.New(name)
 		if err != nil {
-			return usageErrorf("--dist: %w", err)
+			return cmdutil.Usagef("--dist: %w", err)
 		}
 		for _, x := range scales {
 			sd := d
 			if x != 0 {
 				if sd, err = sdist.NewScaled(d, x); err != nil {
-					return usageErrorf("%s: %w", scaleFlag, err)
+					return cmdutil.Usagef("%s: %w", scaleFlag, err)
 				}
 			}
 			c.TimeScale = x
 			if _, _, err := serverless.PoolSize(c, sd); err != nil {
 				if c.Pods > 0 && c.ContainerConcurrency > 0 {
-					return usageErrorf("--pods %d × --container-concurrency %d: %w", c.Pods, c.ContainerConcurrency, err)
+					return cmdutil.Usagef("--pods %d × --container-concurrency %d: %w", c.Pods, c.ContainerConcurrency, err)
 				}
-				return usageErrorf("--dist %s: %w: lower the mean (--dist, %s), raise --rho-max or give --pods and --container-concurrency", name, err, scaleFlag)
+				return cmdutil.Usagef("--dist %s: %w: lower the mean (--dist, %s), raise --rho-max or give --pods and --container-concurrency", name, err, scaleFlag)
 			}
 		}
 	}
@@ -394,7 +395,7 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		return o.runFigures(ctx, s)
 	}
 	if o.experiment == "ratios" {
-		progress, done := newProgress(s.Err, "sim serverless ratios")
+		progress, done := cmdutil.NewProgress(s.Err, "sim serverless ratios")
 		defer done()
 		o.cfg.Progress = progress
 		res, err := serverless.RatioSweep(ctx, o.cfg, o.ratioHops, o.ratioScales)
@@ -404,12 +405,12 @@ func (o *simServerlessOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return output.Print(s.Out, o.format, res)
 	}
-	_, err := runExperiment(s, o.format, "sim serverless "+o.cfg.Name,
+	_, err := cmdutil.RunExperiment(s, o.format, "sim serverless "+o.cfg.Name,
 		func(progress func(done, total int)) (*serverless.ExperimentResult, error) {
 			o.cfg.Progress = progress
 			return serverless.RunExperiment(ctx, o.cfg)
 		},
-		plotsTo(o.noPlots, o.outDir, plots.Write),
+		cmdutil.PlotsTo(o.noPlots, o.outDir, plots.Write),
 		func(r *serverless.ExperimentResult, files []string) any { r.Plots = files; return r })
 	return err
 }
@@ -428,7 +429,7 @@ func (o *simServerlessOptions) runFigures(ctx context.Context, s *streams) error
 		}
 		cfgs[i] = c
 	}
-	progress, done := newProgress(s.Err, "sim serverless figures")
+	progress, done := cmdutil.NewProgress(s.Err, "sim serverless figures")
 	defer done()
 	res, err := serverless.Figures(ctx, cfgs, progress)
 	done()

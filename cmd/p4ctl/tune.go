@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/research/sim/micro"
 )
 
@@ -76,34 +77,34 @@ func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error { return nil 
 // Validate checks flags and builds the scenario.
 func (o *tuneJBSQOptions) Validate() error {
 	fs := o.scen.fs
-	if err := checkFiniteFloats(fs); err != nil {
+	if err := cmdutil.CheckFiniteFloats(fs); err != nil {
 		return err
 	}
 	switch o.algorithm {
 	case micro.AlgorithmSwitch, micro.AlgorithmIdeal:
 	default:
-		return usageErrorf("--algorithm %q: want switch or ideal", o.algorithm)
+		return cmdutil.Usagef("--algorithm %q: want switch or ideal", o.algorithm)
 	}
 	flags := tuneAlgorithmFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		if algs := flags[name]; changed(fs, name) && !slices.Contains(algs, o.algorithm) {
-			return usageErrorf("--%s applies to --algorithm %s only, not %s", name, strings.Join(algs, " and "), o.algorithm)
+			return cmdutil.Usagef("--%s applies to --algorithm %s only, not %s", name, strings.Join(algs, " and "), o.algorithm)
 		}
 	}
 	if !(o.target > 0 && o.target < 1) {
-		return usageErrorf("--target %v must be in (0, 1)", o.target)
+		return cmdutil.Usagef("--target %v must be in (0, 1)", o.target)
 	}
 	if o.maxHolds < 0 || o.maxHolds > 255 {
-		return usageErrorf("--max-holds %d must be in [0, 255] (the switch's 8-bit hold count)", o.maxHolds)
+		return cmdutil.Usagef("--max-holds %d must be in [0, 255] (the switch's 8-bit hold count)", o.maxHolds)
 	}
 	if o.onFull != "force" && o.onFull != "nack" {
-		return usageErrorf("--on-full %q: want force or nack", o.onFull)
+		return cmdutil.Usagef("--on-full %q: want force or nack", o.onFull)
 	}
 	if changed(fs, "load") && !(o.scen.load > 0 && o.scen.load < 1) {
-		return usageErrorf("--load %v must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", o.scen.load)
+		return cmdutil.Usagef("--load %v must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", o.scen.load)
 	}
 	if o.scen.coresPerHost < 1 || o.cores < o.scen.coresPerHost || o.cores%o.scen.coresPerHost != 0 {
-		return usageErrorf("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
+		return cmdutil.Usagef("--cores %d must be a positive multiple of --cores-per-host %d", o.cores, o.scen.coresPerHost)
 	}
 	if err := o.run.validate(); err != nil {
 		return err
@@ -113,14 +114,14 @@ func (o *tuneJBSQOptions) Validate() error {
 		return err
 	}
 	if !(sc.Load > 0 && sc.Load < 1) { // a --scenario's own load
-		return usageErrorf("--load %v (the scenario's) must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", sc.Load)
+		return cmdutil.Usagef("--load %v (the scenario's) must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", sc.Load)
 	}
 	if err := micro.TuneLimits(sc); err != nil {
-		return usageErrorf("--delay, --service-mean, --cores-per-host, --load: %w", err)
+		return cmdutil.Usagef("--delay, --service-mean, --cores-per-host, --load: %w", err)
 	}
 	if o.algorithm == micro.AlgorithmSwitch {
 		if h := sc.Hosts; h&(h-1) != 0 {
-			return usageErrorf("--algorithm switch needs a power-of-two number of hosts (a switch pool's size), got --cores %d / --cores-per-host %d = %d; use --algorithm ideal", o.cores, o.scen.coresPerHost, h)
+			return cmdutil.Usagef("--algorithm switch needs a power-of-two number of hosts (a switch pool's size), got --cores %d / --cores-per-host %d = %d; use --algorithm ideal", o.cores, o.scen.coresPerHost, h)
 		}
 		holds := o.maxHolds
 		sc.SwitchMaxHolds, sc.SwitchOnFull = &holds, o.onFull
@@ -131,7 +132,7 @@ func (o *tuneJBSQOptions) Validate() error {
 
 // Run tunes and prints the result.
 func (o *tuneJBSQOptions) Run(ctx context.Context, s *streams) error {
-	progress, done := newProgress(s.Err, "tune jbsq")
+	progress, done := cmdutil.NewProgress(s.Err, "tune jbsq")
 	o.tc.Options = o.run.options(progress)
 	res, err := micro.TuneJBSQ(ctx, o.tc)
 	done()
