@@ -18,6 +18,7 @@ import (
 	"github.com/p4ctl/p4ctl/research/sim/serverless"
 	sdist "github.com/p4ctl/p4ctl/research/sim/serverless/dist"
 	"github.com/p4ctl/p4ctl/research/sim/serverless/plots"
+	"github.com/p4ctl/p4ctl/research/sim/verdict"
 )
 
 // simServerlessOptions are the flags of `p4ctl sim serverless`.
@@ -436,7 +437,7 @@ func (o *simServerlessOptions) runFigures(ctx context.Context, s *streams) error
 	if err != nil {
 		return err
 	}
-	if err := writeMarkdown(o.markdown, "PathFinder", res.Figures); err != nil {
+	if err := verdict.WriteMarkdownFile("--markdown", o.markdown, "PathFinder", res.Figures); err != nil {
 		return err
 	}
 	return output.Print(s.Out, o.format, res)
