@@ -22,7 +22,7 @@ import (
 type applyOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	conn   connFlags
 	DryRun bool
 	Grace  time.Duration
@@ -61,13 +61,13 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 
 // Complete loads the configuration.
 func (o *applyOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return o.load(c)
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *applyOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if err := o.hourFlags.validate(); err != nil {
@@ -76,7 +76,7 @@ func (o *applyOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Grace < 0 {

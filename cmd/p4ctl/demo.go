@@ -31,7 +31,7 @@ type demoOptions struct {
 	DriftAfter int
 	Format     output.Format
 
-	givenFlags
+	cmdutil.Flags
 
 	cfg     *config.Config
 	cfgName string
@@ -83,7 +83,7 @@ latency.source static it learns with demo settings (blend, 3 s window,
 	f.StringVar(&o.Start, "start", "", "first hour (default: the configuration's replay start)")
 	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
 	f.StringVar(&o.OutDir, "out-dir", "out/demo", "directory for PNG and SVG plots (\"\" = none)")
-	deprecatedAlias(f, "out", "out-dir")
+	cmdutil.DeprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh, > 0 and at most 1000)")
 	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced, no drift episode (explicit --hours, --requests, --speed, --drift win)")
@@ -95,7 +95,7 @@ latency.source static it learns with demo settings (blend, 3 s window,
 
 // Complete loads the configuration (the built-in example by default).
 func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	if o.ConfigPath == "" {
 		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {
@@ -115,20 +115,20 @@ func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
 // Validate checks the flags.
 func (o *demoOptions) Validate() error {
 	if o.Quick { // explicit flags win, as with every other --quick
-		if !o.given("hours") {
+		if !o.Given("hours") {
 			o.Hours = 6
 		}
-		if !o.given("requests") {
+		if !o.Given("requests") {
 			o.Requests = 500
 		}
-		if !o.given("speed") {
+		if !o.Given("speed") {
 			o.Speed = "max"
 		}
-		if !o.given("drift") {
+		if !o.Given("drift") {
 			o.Drift = false
 		}
 	}
-	if err := o.refuseEmpty("config", "start", "grpc-addr", "speed"); err != nil {
+	if err := o.RefuseEmpty("config", "start", "grpc-addr", "speed"); err != nil {
 		return err
 	}
 	// --hours first: --drift-after's range depends on it.

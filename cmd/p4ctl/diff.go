@@ -21,7 +21,7 @@ import (
 type diffOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	conn   connFlags
 	Format output.Format
 
@@ -60,13 +60,13 @@ the configuration's.`,
 // one that loads but cannot be used (a tune block no bound meets) means
 // diff could not check: exitDiffError, never 1, which means drift alone.
 func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return diffError(o.load(c))
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *diffOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if err := o.hourFlags.validate(); err != nil {
@@ -75,7 +75,7 @@ func (o *diffOptions) Validate() error {
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})

@@ -94,7 +94,7 @@ carbon source and the signal it used.`,
 // Complete loads the configuration and the carbon data and fills the
 // evaluation's config.
 func (o *evalStabilityOptions) Complete(c *cobra.Command, _ []string) error {
-	o.changedFlag = func(name string) bool { return changed(c.Flags(), name) }
+	o.changedFlag = func(name string) bool { return cmdutil.Changed(c.Flags(), name) }
 	if o.quick {
 		if !o.changedFlag("sweep-gain") {
 			o.sweepGain = []string{"0%", "10%"}

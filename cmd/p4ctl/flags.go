@@ -366,8 +366,8 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 // refuseDeviceID refuses --device-id given without --grpc-addr: the
 // configuration's targets carry their own device_id, and the flag used to
 // be ignored without a word (issue 27 item 5).
-func (c *connFlags) refuseDeviceID(g *givenFlags, configPath string) error {
-	if c.GRPCAddr == "" && g.given("device-id") {
+func (c *connFlags) refuseDeviceID(g cmdutil.Flags, configPath string) error {
+	if c.GRPCAddr == "" && g.Given("device-id") {
 		return cmdutil.Usagef("--device-id applies to --grpc-addr only: the targets of %s carry their own device_id (set it there, or give --grpc-addr HOST:PORT --device-id N for one switch)", configPath)
 	}
 	return nil
@@ -463,62 +463,6 @@ func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
 		flag, path, cmd, what, instead)
 }
 
-// givenFlags is the command line's flag set, recorded by Complete so that
-// Validate can tell a flag given explicitly (with an empty value, say) from
-// one left out; a command built without cobra (tests) records none, and
-// then no flag counts as given.
-type givenFlags struct{ fs *pflag.FlagSet }
-
-// record keeps c's flags (nothing when c is nil).
-func (g *givenFlags) record(c *cobra.Command) {
-	if c != nil {
-		g.fs = c.Flags()
-	}
-}
-
-// given reports whether the flag name (or a deprecated alias) was set on
-// the command line.
-func (g *givenFlags) given(name string) bool {
-	return g.fs != nil && g.fs.Lookup(name) != nil && changed(g.fs, name)
-}
-
-// refuseEmpty returns a usage error naming the first of the flags given on
-// the command line with an empty value (--policy "", --table ""): that is
-// not the same as leaving the flag out, and it is never silently taken for
-// the default.
-func (g *givenFlags) refuseEmpty(names ...string) error {
-	for _, n := range names {
-		if !g.given(n) {
-			continue
-		}
-		f := g.fs.Lookup(n)
-		empty := strings.TrimSpace(f.Value.String()) == ""
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			vs := sv.GetSlice()
-			empty = len(vs) == 0
-			for _, v := range vs {
-				empty = empty || strings.TrimSpace(v) == ""
-			}
-		}
-		if empty {
-			return cmdutil.Usagef("--%s: empty value; give a value or leave the flag out", n)
-		}
-	}
-	return nil
-}
-
-// refuseGiven returns a usage error naming the first of the flags given on
-// the command line, which the command does not use (why says what it uses
-// instead).
-func (g *givenFlags) refuseGiven(why string, names ...string) error {
-	for _, n := range names {
-		if g.given(n) {
-			return cmdutil.Usagef("--%s is not used here: %s", n, why)
-		}
-	}
-	return nil
-}
-
 // carbonFeed opens the configuration's carbon feed
 // (controller.OpenCarbonFeed); a static source that cannot be read is an
 // input error (exit 2).
@@ -549,35 +493,11 @@ func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time
 	return pl.Plan(at), nil
 }
 
-// aliasOf annotates a deprecated flag spelling with its current name.
-const aliasOf = "p4ctl/alias-of"
-
-// deprecatedAlias registers old as a hidden, deprecated spelling of the
-// flag name: both set the same value, and runE warns on stderr when old is
-// used (pflag's own MarkDeprecated would print on stdout, into -o json).
-func deprecatedAlias(fs *pflag.FlagSet, old, name string) {
-	f := fs.Lookup(name)
-	fs.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, Hidden: true,
-		Annotations: map[string][]string{aliasOf: {name}}})
-}
-
-// warnDeprecated prints a note on w for every deprecated spelling used.
-func warnDeprecated(fs *pflag.FlagSet, w io.Writer) {
-	fs.Visit(func(f *pflag.Flag) {
-		if n := f.Annotations[aliasOf]; len(n) == 1 {
-			fmt.Fprintf(w, "warning: --%s is deprecated, use --%s\n", f.Name, n[0])
-		}
-	})
-}
-
-// changed reports whether the flag name, or a deprecated alias of it, was
-// set on the command line.
-func changed(fs *pflag.FlagSet, name string) bool {
-	found := fs.Changed(name)
-	fs.Visit(func(f *pflag.Flag) {
-		if n := f.Annotations[aliasOf]; len(n) == 1 && n[0] == name {
-			found = true
-		}
-	})
-	return found
+// flagsOf is c's flags for an Options' cmdutil.Flags (none when c is nil:
+// a command built without cobra, in tests).
+func flagsOf(c *cobra.Command) cmdutil.Flags {
+	if c == nil {
+		return cmdutil.Flags{}
+	}
+	return cmdutil.Flags{Set: c.Flags()}
 }

@@ -16,7 +16,7 @@ import (
 // fleetOptions are the flags of `p4ctl fleet`.
 type fleetOptions struct {
 	configFlag
-	givenFlags
+	cmdutil.Flags
 	switches, unreachable, hours int
 	outDir                       string
 	noPlots, targetSites         bool
@@ -60,8 +60,8 @@ docs/SCALING.md has the figures of this machine.`,
 // Complete loads the configuration (the built-in examples/mumbai.yaml by
 // default, wherever p4ctl runs).
 func (o *fleetOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
-	if err := o.refuseEmpty("config"); err != nil {
+	o.Flags = flagsOf(c)
+	if err := o.RefuseEmpty("config"); err != nil {
 		return err
 	}
 	if o.ConfigPath == "" {

@@ -21,7 +21,7 @@ func newGenCmd(s *streams) *cobra.Command {
 
 // genConfigOptions are the flags of `p4ctl gen config`.
 type genConfigOptions struct {
-	givenFlags
+	cmdutil.Flags
 	Sites, Regions, Switches int
 	Partition                bool
 	Policy                   string
@@ -89,13 +89,13 @@ only those: p4ctl plan --target edge-0000 shows one switch's state.`,
 
 // Complete records the flags given (nothing to load).
 func (o *genConfigOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return nil
 }
 
 // Validate checks the sizes and the output file.
 func (o *genConfigOptions) Validate() error {
-	if err := o.refuseEmpty("policy", "file"); err != nil {
+	if err := o.RefuseEmpty("policy", "file"); err != nil {
 		return err
 	}
 	switch {

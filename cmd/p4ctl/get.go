@@ -26,7 +26,7 @@ import (
 
 // getOptions are the flags shared by `p4ctl get …`.
 type getOptions struct {
-	givenFlags
+	cmdutil.Flags
 	conn     connFlags
 	Pipeline string // --config p4info[,device-config], as p4runtime-shell
 	Names    []string
@@ -116,7 +116,7 @@ func (o *getOptions) dialThrift(ctx context.Context) (*bmv2rt.Client, error) {
 // registers).
 func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
 	o.what = c.Name()
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return nil
 }
 
@@ -129,11 +129,11 @@ var switchFlags = append([]string{"config", "thrift-addr", "device-id", "insecur
 // Validate checks the flags; a flag the subcommand does not use is a
 // usage error, not silently ignored.
 func (o *getOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"config", "thrift-addr", "controller"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"config", "thrift-addr", "controller"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if o.what == "latency" {
-		if err := o.refuseGiven("get latency reads a running controller (--controller), not a switch", switchFlags...); err != nil {
+		if err := o.RefuseGiven("get latency reads a running controller (--controller), not a switch", switchFlags...); err != nil {
 			return err
 		}
 		if o.conn.Timeout <= 0 {
@@ -142,7 +142,7 @@ func (o *getOptions) Validate() error {
 		return cmdutil.CheckHostPort("--controller", o.Controller, false)
 	}
 	if o.what != "regions" && o.what != "registers" {
-		if err := o.refuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
+		if err := o.RefuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
 			return err
 		}
 	}

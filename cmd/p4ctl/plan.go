@@ -21,7 +21,7 @@ import (
 type planOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	Epoch  int
 	Policy string
 	Tables []string
@@ -66,7 +66,7 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 
 // Complete loads the configuration and resolves the flags.
 func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	if err := o.load(c); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 
 // Validate checks flag combinations and values.
 func (o *planOptions) Validate() error {
-	if err := o.refuseEmpty("policy", "at", "table", "target"); err != nil {
+	if err := o.RefuseEmpty("policy", "at", "table", "target"); err != nil {
 		return err
 	}
 	if err := o.hourFlags.validate(); err != nil {

@@ -275,7 +275,7 @@ type options interface {
 // runE is the RunE of a command with options o.
 func runE(o options, s *streams) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		warnDeprecated(c.Flags(), s.Err)
+		cmdutil.WarnDeprecated(c.Flags(), s.Err)
 		if err := o.Complete(c, args); err != nil {
 			return err
 		}

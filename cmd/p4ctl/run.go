@@ -23,7 +23,7 @@ import (
 // runOptions are the flags of `p4ctl run`.
 type runOptions struct {
 	configFlag
-	givenFlags
+	cmdutil.Flags
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
@@ -119,7 +119,7 @@ p4ctl_drift_repairs_total.`,
 // Complete loads the configuration.
 func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	o.logTuned = true // logged by Run, once, with the daemon's logger
-	o.record(c)
+	o.Flags = flagsOf(c)
 	if err := o.load(c); err != nil {
 		return err
 	}
@@ -147,20 +147,20 @@ var ordinalRE = regexp.MustCompile(`-(\d+)$`)
 
 // Validate checks the flags, resolves targets, election ids and the clock.
 func (o *runOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"speed", "replay", "p4info", "device-config"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"speed", "replay", "p4info", "device-config"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Replica < 0 {
 		return cmdutil.Usagef("--replica must be ≥ 0")
 	}
 	if o.Shards < 1 {
-		if o.given("shards") || o.Shards < 0 {
+		if o.Given("shards") || o.Shards < 0 {
 			return cmdutil.Usagef("--shards %d: want ≥ 1 (1 = one group drives every target)", o.Shards)
 		}
 		o.Shards = 1 // options built without the flags (tests)

@@ -74,7 +74,7 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 	f.StringVar(&o.DefaultExec, "default-exec", "exp:1ms", "execution time of exec classes not given with --exec-class")
 	f.StringVar(&o.Mode, "mode", string(fnserver.Sleep), "sleep (concurrent) or busy (spin a core per executing request)")
 	f.IntVar(&o.Workers, "concurrency", 0, "requests executed at once, the server's capacity (0 = unbounded); more requests wait")
-	deprecatedAlias(f, "workers", "concurrency")
+	cmdutil.DeprecatedAlias(f, "workers", "concurrency")
 	f.IntVar(&o.MaxQueue, "max-queue", fnserver.DefaultMaxQueue, "requests waiting for a worker before new ones are dropped")
 	f.StringArrayVar(&o.Delays, "delay", nil, "SITE=DURATION added before replying to requests of site id SITE (repeatable; emulates WAN latency where tc netem is unavailable)")
 	f.BoolVar(&o.Timing, "timing", false, "start every reply's payload with what the server measured (queue, execution, delay; 20 bytes, see pkg/fnserver.Timing) for the load generator's SLA accounting")

@@ -78,7 +78,6 @@ func bindRuns(fs *pflag.FlagSet, r *micro.RunOptions, outDir string) {
 // the command's flags.
 type simMicroOptions struct {
 	micro.ExperimentOptions
-	fs *pflag.FlagSet
 }
 
 func newSimMicroCmd(s *streams) *cobra.Command {
@@ -147,8 +146,7 @@ given explicitly overrides it. The same --seed gives byte-identical output.`,
 	fs := cmd.Flags()
 	bindScenario(fs, &o.Scenario, false)
 	bindRuns(fs, &o.Runs, "out/sim-micro")
-	o.fs = fs
-	o.Given = func(name string) bool { return changed(fs, name) }
+	o.Flags = cmdutil.Flags{Set: fs}
 	fs.StringArrayVar(&o.Policies, "policy", nil, "e1 and run: policy to run (repeatable)")
 	fs.DurationSliceVar(&o.Costs, "costs", []time.Duration{200 * time.Nanosecond, 350 * time.Nanosecond, 500 * time.Nanosecond}, "gateway: per-message costs")
 	fs.IntSliceVar(&o.DispatcherCores, "dispatcher-cores", []int{1}, "gateway: software dispatcher core counts")
@@ -166,12 +164,4 @@ given explicitly overrides it. The same --seed gives byte-identical output.`,
 // Complete takes the experiment from the argument.
 func (o *simMicroOptions) Complete(_ *cobra.Command, args []string) error {
 	return o.ExperimentOptions.Complete(args[0])
-}
-
-// Validate checks the flags.
-func (o *simMicroOptions) Validate() error {
-	if err := cmdutil.CheckFiniteFloats(o.fs); err != nil {
-		return err
-	}
-	return o.ExperimentOptions.Validate()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/research/sim/micro"
@@ -16,7 +15,6 @@ func newTuneCmd(s *streams) *cobra.Command {
 // command's flags.
 type tuneJBSQOptions struct {
 	micro.TuneOptions
-	fs *pflag.FlagSet
 }
 
 func newTuneJBSQCmd(s *streams) *cobra.Command {
@@ -46,8 +44,7 @@ carries the load) and the stability limit at most 65535 (the switch's
 	fs := cmd.Flags()
 	bindScenario(fs, &o.Scenario, true)
 	bindRuns(fs, &o.Runs, "out/tune")
-	o.fs = fs
-	o.Given = func(name string) bool { return changed(fs, name) }
+	o.Flags = cmdutil.Flags{Set: fs}
 	fs.IntVar(&o.Cores, "cores", 128, "total cores (hosts = cores / cores-per-host)")
 	fs.Float64Var(&o.Target, "target", 0.05, "largest acceptable SLO violation rate")
 	fs.IntVar(&o.MaxHolds, "max-holds", 255, "the pool's max_holds: how often the switch resamples a request it cannot bind (--algorithm switch)")
@@ -59,11 +56,3 @@ carries the load) and the stability limit at most 65535 (the switch's
 // Complete has nothing to derive: Validate builds the scenario from the
 // flags once they are checked.
 func (o *tuneJBSQOptions) Complete(*cobra.Command, []string) error { return nil }
-
-// Validate checks the flags and builds the scenario.
-func (o *tuneJBSQOptions) Validate() error {
-	if err := cmdutil.CheckFiniteFloats(o.fs); err != nil {
-		return err
-	}
-	return o.TuneOptions.Validate()
-}

@@ -304,8 +304,10 @@ type ExperimentOptions struct {
 	E3Burst         string
 	E3Points        []float64
 	Markdown        string
-	// Given reports whether a flag was given on the command line.
-	Given func(flag string) bool
+	// Flags are the command line's: flags given to an experiment that
+	// does not read them are refused, and given ones override the
+	// scenario's values.
+	cmdutil.Flags
 
 	experiment string
 	fitted     []Fitted
@@ -319,7 +321,7 @@ func (o *ExperimentOptions) Complete(experiment string) error {
 	o.experiment = strings.ToLower(experiment)
 	flags := ExperimentFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
-		if exps := flags[name]; o.given(name) && slices.Contains(Experiments(), o.experiment) && !slices.Contains(exps, o.experiment) {
+		if exps := flags[name]; o.Given(name) && slices.Contains(Experiments(), o.experiment) && !slices.Contains(exps, o.experiment) {
 			return cmdutil.Usagef("--%s applies to %s only, not %s", name, strings.Join(exps, " and "), o.experiment)
 		}
 	}
@@ -333,10 +335,11 @@ func (o *ExperimentOptions) Complete(experiment string) error {
 	return nil
 }
 
-func (o *ExperimentOptions) given(flag string) bool { return o.Given != nil && o.Given(flag) }
-
 // Validate checks the values and builds the scenario.
 func (o *ExperimentOptions) Validate() error {
+	if err := cmdutil.CheckFiniteFloats(o.Set); err != nil {
+		return err
+	}
 	if !slices.Contains(Experiments(), o.experiment) {
 		return cmdutil.Usagef("unknown experiment %q (want one of %s)", o.experiment, strings.Join(Experiments(), ", "))
 	}
@@ -466,15 +469,18 @@ type TuneOptions struct {
 	Algorithm string
 	MaxHolds  int
 	OnFull    string
-	// Given reports whether a flag was given on the command line.
-	Given func(flag string) bool
+	// Flags are the command line's: given ones override the scenario's
+	// values.
+	cmdutil.Flags
 
 	tc TuneConfig
 }
 
 // Validate checks the values and builds the scenario.
 func (o *TuneOptions) Validate() error {
-	given := func(flag string) bool { return o.Given != nil && o.Given(flag) }
+	if err := cmdutil.CheckFiniteFloats(o.Set); err != nil {
+		return err
+	}
 	switch o.Algorithm {
 	case AlgorithmSwitch, AlgorithmIdeal:
 	default:
@@ -482,7 +488,7 @@ func (o *TuneOptions) Validate() error {
 	}
 	flags := TuneAlgorithmFlags()
 	for _, name := range slices.Sorted(maps.Keys(flags)) {
-		if algs := flags[name]; given(name) && !slices.Contains(algs, o.Algorithm) {
+		if algs := flags[name]; o.Given(name) && !slices.Contains(algs, o.Algorithm) {
 			return cmdutil.Usagef("--%s applies to --algorithm %s only, not %s", name, strings.Join(algs, " and "), o.Algorithm)
 		}
 	}
@@ -495,7 +501,7 @@ func (o *TuneOptions) Validate() error {
 	if o.OnFull != "force" && o.OnFull != "nack" {
 		return cmdutil.Usagef("--on-full %q: want force or nack", o.OnFull)
 	}
-	if given("load") && !(o.Scenario.Load > 0 && o.Scenario.Load < 1) {
+	if o.Given("load") && !(o.Scenario.Load > 0 && o.Scenario.Load < 1) {
 		return cmdutil.Usagef("--load %v must be in (0, 1): at ρ ≥ 1 the cores saturate whatever the bound", o.Scenario.Load)
 	}
 	cph := o.Scenario.CoresPerHost
