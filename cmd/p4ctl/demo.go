@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/demo"
@@ -96,20 +95,9 @@ latency.source static it learns with demo settings (blend, 3 s window,
 // Complete loads the configuration (the built-in example by default).
 func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
 	o.Flags = flagsOf(c)
-	if o.ConfigPath == "" {
-		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
-		if err != nil {
-			return fmt.Errorf("built-in configuration: %w", err)
-		}
-		o.cfg, o.cfgName = cfg, examples.MumbaiName+" (built in)"
-		return nil
-	}
-	cfg, err := loadControllerConfig(cmdContext(c), o.ConfigPath, printTuned(c.ErrOrStderr()))
-	if err != nil {
-		return err
-	}
-	o.cfg, o.cfgName = cfg, o.ConfigPath
-	return nil
+	var err error
+	o.cfg, o.cfgName, err = configOrBuiltin(c, o.ConfigPath)
+	return err
 }
 
 // Validate checks the flags.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 
+	"github.com/p4ctl/p4ctl/examples"
 	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
@@ -500,4 +501,23 @@ func flagsOf(c *cobra.Command) cmdutil.Flags {
 		return cmdutil.Flags{}
 	}
 	return cmdutil.Flags{Set: c.Flags()}
+}
+
+// configOrBuiltin loads the configuration at path (loadControllerConfig,
+// its tuned pools noted on c's stderr), or parses the built-in
+// examples/mumbai.yaml when path is "", and returns it with the name a
+// result gives it.
+func configOrBuiltin(c *cobra.Command, path string) (*config.Config, string, error) {
+	if path == "" {
+		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+		if err != nil {
+			return nil, "", fmt.Errorf("built-in configuration: %w", err)
+		}
+		return cfg, examples.MumbaiName + " (built in)", nil
+	}
+	cfg, err := loadControllerConfig(cmdContext(c), path, printTuned(c.ErrOrStderr()))
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, path, nil
 }
