@@ -70,7 +70,7 @@ func (o *applyOptions) Validate() error {
 	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
@@ -189,7 +189,7 @@ func (r *dryRunResult) WriteText(w io.Writer) error {
 
 // Run applies (or prints) the plan on every target.
 func (o *applyOptions) Run(ctx context.Context, s *streams) error {
-	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
+	p, err := controller.PlanHour(ctx, o.cfg, &o.HourOptions, o.now())
 	if err != nil {
 		return err
 	}

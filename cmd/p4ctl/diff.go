@@ -69,7 +69,7 @@ func (o *diffOptions) Validate() error {
 	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
@@ -143,7 +143,7 @@ func diffError(err error) error {
 }
 
 func (o *diffOptions) run(ctx context.Context, s *streams) error {
-	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
+	p, err := controller.PlanHour(ctx, o.cfg, &o.HourOptions, o.now())
 	if err != nil {
 		return err
 	}

@@ -16,13 +16,11 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/p4ctl/p4ctl/examples"
-	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
@@ -101,12 +99,9 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// hourFlags select the hour a command compiles for: --at or --hour.
-type hourFlags struct {
-	At   string
-	Hour int
-	at   time.Time
-}
+// hourFlags bind --at and --hour to the controller.HourOptions that
+// select the hour a command compiles for.
+type hourFlags struct{ controller.HourOptions }
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
@@ -139,58 +134,6 @@ func (o *optionalInt) Set(s string) error {
 }
 
 func (o *optionalInt) Type() string { return "int" }
-
-func (h *hourFlags) validate() error {
-	if h.At != "" && h.Hour >= 0 {
-		return cmdutil.Usagef("give --at or --hour, not both")
-	}
-	if h.Hour < -1 {
-		return cmdutil.Usagef("--hour must be ≥ 0")
-	}
-	if h.At != "" {
-		t, err := cmdutil.ParseHour(h.At)
-		if err != nil {
-			return cmdutil.Usagef("--at: %w", err)
-		}
-		h.at = t
-	}
-	return nil
-}
-
-// resolve returns the time to compile for: --at; --hour N after the
-// replay start (or the source's first hour); the replay start in replay
-// mode; else now. --hour is bounded by the carbon source: N must be below
-// the number of hours its data covers (the offline model's year, whose
-// dates are mapped, or a trace's period), and for a trace the hour must
-// lie inside the data; otherwise it is a usage error (exit 2).
-func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) (time.Time, error) {
-	if h.At != "" {
-		return h.at, nil
-	}
-	var base time.Time
-	if r := cfg.Schedule.Replay; r != nil {
-		base = r.Start
-	}
-	switch {
-	case h.Hour >= 0:
-		p := src.Period()
-		if base.IsZero() {
-			base = p.From
-		}
-		if n := p.Hours(); n > 0 && h.Hour >= n {
-			return time.Time{}, cmdutil.Usagef("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
-		}
-		t := base.Add(time.Duration(h.Hour) * time.Hour)
-		mapped := regions.MapsYears(src)
-		if !mapped && p.Hours() > 0 && !p.Contains(t) {
-			return time.Time{}, cmdutil.Usagef("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
-		}
-		return t, nil
-	case cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
-		return base, nil
-	}
-	return now, nil
-}
 
 // connFlags are the P4Runtime connection flags, named as p4runtime-shell
 // names them (--grpc-addr, --device-id, --election-id; --config
@@ -462,36 +405,6 @@ func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
 	}
 	return cmdutil.Usagef("%s %s is a controller configuration (YAML), not a P4Info: on %s, --config/-c is p4runtime-shell's P4INFO[,DEVICE_CONFIG], %s; %s",
 		flag, path, cmd, what, instead)
-}
-
-// carbonFeed opens the configuration's carbon feed
-// (controller.OpenCarbonFeed); a static source that cannot be read is an
-// input error (exit 2).
-func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
-	feed, err := controller.OpenCarbonFeed(ctx, cfg, o)
-	if err != nil && !cfg.Carbon.Live() {
-		return nil, cmdutil.InputError(err)
-	}
-	return feed, err
-}
-
-// planAt opens the carbon source (refreshing a live one) and plans the
-// hour the flags select: what diff and apply compile.
-func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
-	feed, err := carbonFeed(ctx, cfg, carbonapi.Options{})
-	if err != nil {
-		return nil, err
-	}
-	_ = feed.Refresh(ctx) // errors are per zone; the planner decides whether the data is usable
-	at, err := h.resolve(cfg, feed.Source, now)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := controller.NewPlanner(cfg, feed, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pl.Plan(at), nil
 }
 
 // flagsOf is c's flags for an Options' cmdutil.Flags (none when c is nil:

@@ -6,9 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/p4ctl/p4ctl/pkg/carbonapi"
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
-	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -115,7 +113,7 @@ func (o *planOptions) Validate() error {
 	if err := o.RefuseEmpty("policy", "at", "table", "target"); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if o.Epoch < 0 || o.Epoch > 255 {
@@ -126,25 +124,9 @@ func (o *planOptions) Validate() error {
 
 // Run compiles and prints the plan.
 func (o *planOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{})
+	st, err := controller.CompileHour(ctx, o.cfg, &o.HourOptions, o.now(), uint8(o.Epoch), o.policy)
 	if err != nil {
 		return err
-	}
-	_ = feed.Refresh(ctx) // live sources: fetch now (errors are per zone; PlanAt reports missing data)
-	src := feed.Source
-	at, err := o.hourFlags.resolve(o.cfg, src, o.now())
-	if err != nil {
-		return err
-	}
-	mapYears := feed.MapYears
-	var st *compiler.State
-	if o.cfg.RoutingHysteresis() != nil {
-		st, err = o.hysteretic(feed, at, mapYears)
-	} else {
-		st, err = compiler.PlanAt(o.cfg, src, at, mapYears, uint8(o.Epoch), o.policy)
-	}
-	if err != nil {
-		return fmt.Errorf("plan: %w", err)
 	}
 	if o.tables != nil {
 		kept := st.Entries[:0:0]
@@ -156,38 +138,4 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 		st.Entries = kept
 	}
 	return output.Print(s.Out, o.Format, st)
-}
-
-// hysteretic plans the hour with the configured hysteresis the way the
-// daemon does (controller.Planner: the ranking replayed from the carbon
-// history up to the hour, the safe policy on stale data). A --policy that
-// does not rank by carbon (A, D) is planned without hysteresis.
-func (o *planOptions) hysteretic(feed *controller.CarbonFeed, at time.Time, mapYears bool) (*compiler.State, error) {
-	if !feed.Source.Period().Contains(at) && !feed.Live() {
-		if _, ok := compiler.HourIn(feed.Source.Period(), at); !ok || !mapYears {
-			return nil, fmt.Errorf("%s is outside the carbon data (%s, %s)", at.Format(time.RFC3339), feed.Source.Period(), feed.Source.Describe())
-		}
-	}
-	cfg := o.cfg
-	if o.policy != nil {
-		c := *o.cfg
-		c.Policy.Name = o.policy.String()
-		if !regions.Applies(*o.policy) {
-			c.Policy.Hysteresis = nil
-		}
-		cfg = &c
-	}
-	pl, err := controller.NewPlanner(cfg, feed, nil)
-	if err != nil {
-		return nil, err
-	}
-	p := pl.Plan(at)
-	st, err := p.Compile(uint8(o.Epoch))
-	if err != nil {
-		return nil, err
-	}
-	if !p.DataHour.Equal(p.Hour) {
-		st.Meta.Requested = p.Hour
-	}
-	return st, nil
 }

@@ -286,7 +286,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
+	feed, err := controller.OpenCommandFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
 	if err != nil {
 		return err
 	}
