@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
-	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -21,7 +19,7 @@ import (
 type applyOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	conn   connFlags
 	DryRun bool
 	Grace  time.Duration
@@ -60,29 +58,29 @@ arbitrating or writing. Targets: --grpc-addr, else the configuration's.`,
 
 // Complete loads the configuration.
 func (o *applyOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return o.load(c)
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *applyOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Grace < 0 {
-		return usageErrorf("--grace must be ≥ 0")
+		return cmdutil.Usagef("--grace must be ≥ 0")
 	}
 	if o.conn.ElectionID.IsZero() && !o.DryRun {
-		return usageErrorf("--election-id must be ≥ 1 to write")
+		return cmdutil.Usagef("--election-id must be ≥ 1 to write")
 	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
 	if err != nil {
@@ -92,103 +90,9 @@ func (o *applyOptions) Validate() error {
 	return nil
 }
 
-type applyResult struct {
-	Hour    time.Time     `json:"hour"`
-	Policy  string        `json:"policy"`
-	Stale   bool          `json:"stale,omitempty"`
-	Reports []applyTarget `json:"targets"`
-}
-
-// applyTarget is one target's push: the driver's report, whose Duration
-// runs to the flip (the new plan in force), and the whole time the target
-// took, connection, --grace wait and cleanup included.
-type applyTarget struct {
-	controller.Report
-	Total time.Duration `json:"total_ns"`
-}
-
-func (r *applyResult) WriteText(w io.Writer) error {
-	for _, rep := range r.Reports {
-		epoch := fmt.Sprintf("epoch %d → %d", rep.From, rep.To)
-		if rep.Unchanged {
-			epoch = fmt.Sprintf("epoch %d kept", rep.To)
-		}
-		took := fmt.Sprintf("%s in all", roundDuration(rep.Total))
-		if rep.ByPhase["cleanup"] > 0 {
-			took = fmt.Sprintf("flip after %s, %s in all with the --grace wait and cleanup", roundDuration(rep.Duration), roundDuration(rep.Total))
-		}
-		fmt.Fprintf(w, "%s: policy %s for %s: %d writes (%s), %s, %s\n", rep.Target, rep.Policy, rep.Hour.Format(time.RFC3339),
-			rep.Writes, phases(rep.ByPhase), epoch, took)
-	}
-	return nil
-}
-
-// roundDuration keeps three significant digits or so: 1.94ms, 1.01s.
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	}
-	return d.Round(time.Microsecond)
-}
-
-func phases(m map[string]int) string {
-	out := ""
-	for _, p := range []string{"stage", "before", "flip", "after", "cleanup"} {
-		if m[p] > 0 {
-			if out != "" {
-				out += ", "
-			}
-			out += fmt.Sprintf("%s %d", p, m[p])
-		}
-	}
-	if out == "" {
-		return "nothing to do"
-	}
-	return out
-}
-
-// dryRunResult is the plan of every target, for -o json|yaml.
-type dryRunResult struct {
-	Hour    time.Time       `json:"hour"`
-	Policy  string          `json:"policy"`
-	Targets []dryRunTarget  `json:"targets"`
-	text    []dryRunRequest `json:"-"`
-}
-
-type dryRunTarget struct {
-	Target string               `json:"target"`
-	Update *compiler.UpdatePlan `json:"update"`
-}
-
-type dryRunRequest struct {
-	target string
-	update *compiler.UpdatePlan
-	reqs   []*p4v1.WriteRequest
-}
-
-func (r *dryRunResult) WriteText(w io.Writer) error {
-	for _, t := range r.text {
-		fmt.Fprintf(w, "# target %s: policy %s for %s\n", t.target, r.Policy, r.Hour.Format(time.RFC3339))
-		if err := t.update.WriteText(w); err != nil {
-			return err
-		}
-		if len(t.reqs) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "# %d WriteRequests, in order (one per phase and operation)\n", len(t.reqs))
-		if _, err := io.WriteString(w, p4rt.FormatWriteRequests(t.reqs)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Run applies (or prints) the plan on every target.
 func (o *applyOptions) Run(ctx context.Context, s *streams) error {
-	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
+	p, err := controller.PlanHour(ctx, o.cfg, &o.HourOptions, o.now())
 	if err != nil {
 		return err
 	}
@@ -199,7 +103,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	if grace == 0 {
 		grace = -1
 	}
-	res := &applyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
+	res := &controller.ApplyResult{Hour: p.Hour, Policy: p.Effective.String(), Stale: p.Stale}
 	for _, t := range o.targets {
 		start := time.Now()
 		c, err := dialTarget(t, true)
@@ -210,7 +114,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		err = func() error {
 			defer c.Close()
 			defer d.Close()
-			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 			defer cancel()
 			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err
@@ -238,7 +142,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 			if err != nil {
 				return err
 			}
-			res.Reports = append(res.Reports, applyTarget{Report: rep, Total: time.Since(start)})
+			res.Reports = append(res.Reports, controller.ApplyTarget{Report: rep, Total: time.Since(start)})
 			return nil
 		}()
 		if err != nil {
@@ -249,7 +153,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 }
 
 func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Plan) error {
-	res := &dryRunResult{Hour: p.Hour, Policy: p.Effective.String()}
+	res := &controller.DryRunResult{Hour: p.Hour, Policy: p.Effective.String()}
 	for _, t := range o.targets {
 		c, err := dialTarget(t, false)
 		if err != nil {
@@ -257,7 +161,7 @@ func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Pla
 		}
 		err = func() error {
 			defer c.Close()
-			cctx, cancel := withTimeout(ctx, o.conn.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 			defer cancel()
 			if err := probe(cctx, c, targetName(t)); err != nil {
 				return err
@@ -266,25 +170,11 @@ func (o *applyOptions) dryRun(ctx context.Context, s *streams, p *controller.Pla
 			if err := d.ConnectReadOnly(cctx); err != nil {
 				return err
 			}
-			u, _, err := d.Plan(cctx, p)
+			u, reqs, err := d.DryRun(cctx, p)
 			if err != nil {
 				return err
 			}
-			var reqs []*p4v1.WriteRequest
-			for _, ph := range u.Phases() {
-				for _, run := range controller.OpRuns(ph.Updates) {
-					ups, err := d.Translator().Updates(run)
-					if err != nil {
-						return err
-					}
-					for _, r := range c.WriteRequests(ups) {
-						r.ElectionId = &p4v1.Uint128{High: t.ElectionID.High, Low: t.ElectionID.Low}
-						reqs = append(reqs, r)
-					}
-				}
-			}
-			res.Targets = append(res.Targets, dryRunTarget{Target: t.Name, Update: u})
-			res.text = append(res.text, dryRunRequest{target: t.Name, update: u, reqs: reqs})
+			res.Add(t.Name, u, reqs)
 			return nil
 		}()
 		if err != nil {

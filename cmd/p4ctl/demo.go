@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/demo"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -33,7 +30,7 @@ type demoOptions struct {
 	DriftAfter int
 	Format     output.Format
 
-	givenFlags
+	cmdutil.Flags
 
 	cfg     *config.Config
 	cfgName string
@@ -85,7 +82,7 @@ latency.source static it learns with demo settings (blend, 3 s window,
 	f.StringVar(&o.Start, "start", "", "first hour (default: the configuration's replay start)")
 	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
 	f.StringVar(&o.OutDir, "out-dir", "out/demo", "directory for PNG and SVG plots (\"\" = none)")
-	deprecatedAlias(f, "out", "out-dir")
+	cmdutil.DeprecatedAlias(f, "out", "out-dir")
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the switch's P4Runtime on this loopback address (watch it with p4ctl get)")
 	f.Float64Var(&o.EnergyWh, "energy-per-request-wh", 1, "assumed energy per request for the gCO2 estimate (Wh, > 0 and at most 1000)")
 	f.BoolVar(&o.Quick, "quick", false, "a smoke test: 6 hours × 500 requests, unpaced, no drift episode (explicit --hours, --requests, --speed, --drift win)")
@@ -97,81 +94,70 @@ latency.source static it learns with demo settings (blend, 3 s window,
 
 // Complete loads the configuration (the built-in example by default).
 func (o *demoOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
-	if o.ConfigPath == "" {
-		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
-		if err != nil {
-			return fmt.Errorf("built-in configuration: %w", err)
-		}
-		o.cfg, o.cfgName = cfg, examples.MumbaiName+" (built in)"
-		return nil
-	}
-	cfg, err := loadControllerConfig(cmdContext(c), o.ConfigPath, printTuned(c.ErrOrStderr()))
-	if err != nil {
-		return err
-	}
-	o.cfg, o.cfgName = cfg, o.ConfigPath
-	return nil
+	o.Flags = flagsOf(c)
+	var err error
+	o.cfg, o.cfgName, err = configOrBuiltin(c, o.ConfigPath)
+	return err
 }
 
 // Validate checks the flags.
 func (o *demoOptions) Validate() error {
 	if o.Quick { // explicit flags win, as with every other --quick
-		if !o.given("hours") {
+		if !o.Given("hours") {
 			o.Hours = 6
 		}
-		if !o.given("requests") {
+		if !o.Given("requests") {
 			o.Requests = 500
 		}
-		if !o.given("speed") {
+		if !o.Given("speed") {
 			o.Speed = "max"
 		}
-		if !o.given("drift") {
+		if !o.Given("drift") {
 			o.Drift = false
 		}
 	}
-	if err := o.refuseEmpty("config", "start", "grpc-addr", "speed"); err != nil {
+	if err := o.RefuseEmpty("config", "start", "grpc-addr", "speed"); err != nil {
 		return err
 	}
 	// --hours first: --drift-after's range depends on it.
 	if o.Hours < 1 || o.Hours > 24*366 {
-		return usageErrorf("--hours %d: want 1..8784", o.Hours)
+		return cmdutil.Usagef("--hours %d: want 1..8784", o.Hours)
 	}
 	if o.DriftAfter < 0 || o.DriftAfter > o.Hours {
-		return usageErrorf("--drift-after %d: want 0..--hours (%d)", o.DriftAfter, o.Hours)
+		return cmdutil.Usagef("--drift-after %d: want 0..--hours (%d)", o.DriftAfter, o.Hours)
 	}
 	if o.Requests < 1 || o.Requests > 10_000_000 {
-		return usageErrorf("--requests %d: want 1..10000000", o.Requests)
+		return cmdutil.Usagef("--requests %d: want 1..10000000", o.Requests)
 	}
-	v, err := parseSpeed(o.Speed)
+	v, err := cmdutil.ParseSpeed(o.Speed)
 	if err != nil {
-		return usageErrorf("--speed %w", err)
+		return cmdutil.Usagef("--speed %w", err)
 	}
 	o.speed = v
 	if o.Start != "" {
-		t, err := parseHour(o.Start)
+		t, err := cmdutil.ParseHour(o.Start)
 		if err != nil {
-			return usageErrorf("--start: %w", err)
+			return cmdutil.Usagef("--start: %w", err)
 		}
 		o.start = t
 	}
-	if err := checkEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
+	if err := cmdutil.CheckEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
 		return err
 	}
 	if o.GRPCAddr != "" {
-		if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
+		if err := cmdutil.CheckHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
 			return err
 		}
-		if !isLoopbackAddr(o.GRPCAddr) {
-			return usageErrorf("--grpc-addr %q: the demo serves on loopback only", o.GRPCAddr)
+		if !cmdutil.IsLoopbackAddr(o.GRPCAddr) {
+			return cmdutil.Usagef("--grpc-addr %q: the demo serves on loopback only", o.GRPCAddr)
 		}
 	}
 	switch o.cfg.Carbon.Source {
 	case config.SourceOffline, config.SourceCSV, config.SourceElectricityMapsCSV:
 	default:
-		return usageErrorf("the demo replays traces or the offline model; carbon.source %s is live", o.cfg.Carbon.Source)
+		return cmdutil.Usagef("the demo replays traces or the offline model; carbon.source %s is live", o.cfg.Carbon.Source)
 	}
-	return checkOutputDir("--out-dir", o.OutDir)
+	return cmdutil.CheckOutputDir("--out-dir", o.OutDir)
 }
 
 // Run runs the demo, streaming hours in table mode.
@@ -182,34 +168,34 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 	if o.Drift {
 		opts.Drift = &demo.DriftOptions{AfterHour: o.DriftAfter}
 	}
-	bar := newHourBar(s.Err, o.Hours)
-	defer bar.finish()
-	opts.Progress = bar.set
+	bar := cmdutil.NewHourBar(s.Err, o.Hours)
+	defer bar.Finish()
+	opts.Progress = bar.Set
 	if table {
 		opts.OnStart = func(r *demo.Result) {
-			bar.clear()
+			bar.Clear()
 			_ = demo.WriteHeader(s.Out, r)
 		}
 		opts.OnHour = func(h demo.Hour) {
-			bar.clear()
+			bar.Clear()
 			fmt.Fprintln(s.Out, demo.HourLine(h))
 		}
 		opts.OnDriftStart = func(r *demo.DriftReport) {
-			bar.clear()
+			bar.Clear()
 			_ = demo.WriteDriftHeader(s.Out, r)
 		}
 		opts.OnMoment = func(m demo.Moment) {
-			bar.clear()
+			bar.Clear()
 			fmt.Fprintln(s.Out, demo.MomentLine(m))
 		}
 	}
 	res, err := demo.Run(ctx, opts)
-	bar.finish()
+	bar.Finish()
 	if res != nil && o.OutDir != "" && len(res.Hours) > 0 {
 		if _, perr := demo.WritePlots(res, o.OutDir); perr != nil && err == nil {
 			err = perr
 		}
-		defer printPlots(s, res.Plots) // after the totals
+		defer cmdutil.PrintPlots(s, res.Plots) // after the totals
 	}
 	if res != nil {
 		if table {
@@ -227,45 +213,4 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 		return fmt.Errorf("DEMO FAILED: %w (see the latency drift section above)", err)
 	}
 	return err
-}
-
-// hourBar is a progress bar over the replayed hours, drawn on stderr only
-// when it is a terminal.
-type hourBar struct {
-	mu  sync.Mutex
-	bar *progressbar.ProgressBar
-}
-
-func newHourBar(w io.Writer, hours int) *hourBar {
-	if !isTerminal(w) {
-		return &hourBar{}
-	}
-	return &hourBar{bar: progressbar.NewOptions(hours, progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("replaying hours"), progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(50*time.Millisecond), progressbar.OptionClearOnFinish())}
-}
-
-func (b *hourBar) set(done, _ int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.bar != nil {
-		_ = b.bar.Set(done)
-	}
-}
-
-func (b *hourBar) clear() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.bar != nil {
-		_ = b.bar.Clear()
-	}
-}
-
-func (b *hourBar) finish() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.bar != nil {
-		_ = b.bar.Finish()
-		b.bar = nil
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
@@ -20,7 +21,7 @@ import (
 type diffOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	conn   connFlags
 	Format output.Format
 
@@ -59,22 +60,22 @@ the configuration's.`,
 // one that loads but cannot be used (a tune block no bound meets) means
 // diff could not check: exitDiffError, never 1, which means drift alone.
 func (o *diffOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return diffError(o.load(c))
 }
 
 // Validate checks the flags and resolves the targets.
 func (o *diffOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"at"}, connFlagNames...)...); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	t, err := o.conn.targets(o.cfg, p4rt.ElectionID{})
@@ -133,7 +134,7 @@ func diffError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ue usageError
+	var ue cmdutil.UsageError
 	var ec exitCodeError
 	if errors.As(err, &ue) || errors.As(err, &ec) {
 		return err
@@ -142,7 +143,7 @@ func diffError(err error) error {
 }
 
 func (o *diffOptions) run(ctx context.Context, s *streams) error {
-	p, err := planAt(ctx, o.cfg, &o.hourFlags, o.now())
+	p, err := controller.PlanHour(ctx, o.cfg, &o.HourOptions, o.now())
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func diffTarget(ctx context.Context, t controller.Target, p *controller.Plan, ti
 		return targetDiff{}, err
 	}
 	defer c.Close()
-	ctx, cancel := withTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := probe(ctx, c, targetName(t)); err != nil {
 		return targetDiff{}, err

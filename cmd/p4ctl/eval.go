@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/p4ctl/p4ctl/pkg/config"
-	"github.com/p4ctl/p4ctl/pkg/inputfile"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/research/eval/carbon"
@@ -21,28 +16,11 @@ func newEvalCmd(s *streams) *cobra.Command {
 	return groupCmd("eval", "Run the research evaluations and put our numbers beside the papers'", newEvalCarbonCmd(s), newEvalStabilityCmd(s), newEvalScaleCmd(s))
 }
 
-// evalCarbonOptions are the flags of `p4ctl eval carbon`.
-type evalCarbonOptions struct {
-	traces, metric, fill  string
-	period, from, to      string
-	carbonSeed, seed      uint64
-	runs, requests, mixed int
-	pools                 []int
-	slas                  []float64
-	sitesFile, site       string
-	alpha, w, capShare    float64
-	coldMissing           string
-	keepAlive             time.Duration
-	latencyModel          string
-	latencySigma          float64
-	outDir                string
-	noPlots, quick        bool
-	format                output.Format
-	cfg                   carbon.Config
-	sigmaGiven            bool // --latency-sigma was given
-}
+// evalCarbonOptions are the flags of `p4ctl eval carbon`:
+// carbon.CommandOptions bound to the command's.
+type evalCarbonOptions struct{ carbon.CommandOptions }
 
-func newEvalCarbonCmd(s *streams) *cobra.Command {
+func newEvalCarbonCmd(s *cmdutil.Streams) *cobra.Command {
 	o := &evalCarbonOptions{}
 	cmd := &cobra.Command{
 		Use:   "carbon",
@@ -86,257 +64,38 @@ region is an AWS id, city or zone; p95_ms in (0, 65535), cold_ms in
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
-	f.StringVar(&o.metric, "metric", "lca", "Electricity Maps column of --traces: lca or direct (the synthetic model is lca)")
-	f.StringVar(&o.fill, "fill", "none", "gaps in --traces: none (error), previous or linear")
-	f.StringVar(&o.period, "period", "", "month YYYY-MM (default: the first whole month of the data)")
-	f.StringVar(&o.from, "from", "", "period start YYYY-MM-DD or RFC 3339 (with --to, instead of --period)")
-	f.StringVar(&o.to, "to", "", "period end, exclusive")
-	f.Uint64Var(&o.carbonSeed, "carbon-seed", 1, "seed of the synthetic carbon model")
-	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sampling")
-	f.IntVar(&o.runs, "runs", 30, fmt.Sprintf("runs per class, 2..%d", carbon.MaxRuns))
-	f.IntVar(&o.requests, "requests", 1000, fmt.Sprintf("requests per run of one SLA class, 1..%d", carbon.MaxRequests))
-	f.IntVar(&o.mixed, "mixed-requests", 5000, fmt.Sprintf("requests per mixed run, 1..%d", carbon.MaxRequests))
-	f.IntSliceVar(&o.pools, "pools", []int{5, 12}, fmt.Sprintf("pool sizes (first n catalog regions, 1..%d), each once", regions.NumRegions))
-	f.Float64SliceVar(&o.slas, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
+	f.StringVar(&o.Traces, "traces", "", "directory of hourly carbon CSVs (normalized or Electricity Maps portal); default: built-in synthetic model")
+	f.StringVar(&o.Metric, "metric", "lca", "Electricity Maps column of --traces: lca or direct (the synthetic model is lca)")
+	f.StringVar(&o.Fill, "fill", "none", "gaps in --traces: none (error), previous or linear")
+	f.StringVar(&o.Period, "period", "", "month YYYY-MM (default: the first whole month of the data)")
+	f.StringVar(&o.From, "from", "", "period start YYYY-MM-DD or RFC 3339 (with --to, instead of --period)")
+	f.StringVar(&o.To, "to", "", "period end, exclusive")
+	f.Uint64Var(&o.CarbonSeed, "carbon-seed", 1, "seed of the synthetic carbon model")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the request sampling")
+	f.IntVar(&o.Runs, "runs", 30, fmt.Sprintf("runs per class, 2..%d", carbon.MaxRuns))
+	f.IntVar(&o.Requests, "requests", 1000, fmt.Sprintf("requests per run of one SLA class, 1..%d", carbon.MaxRequests))
+	f.IntVar(&o.Mixed, "mixed-requests", 5000, fmt.Sprintf("requests per mixed run, 1..%d", carbon.MaxRequests))
+	f.IntSliceVar(&o.Pools, "pools", []int{5, 12}, fmt.Sprintf("pool sizes (first n catalog regions, 1..%d), each once", regions.NumRegions))
+	f.Float64SliceVar(&o.SLAs, "sla", []float64{300, 500, 800, 1000, 3000}, "SLA classes in ms (the mix applies to these five)")
 	f.Lookup("sla").DefValue = "[300,500,800,1000,3000]" // not [300.000000,…]
-	f.StringVar(&o.sitesFile, "sites", "", "YAML file of client sites: a top-level sites: list of {name, prefixes, latencies: [{region, p95_ms, cold_ms}]} (see above, docs/CONFIG.md; default: the built-in mumbai site)")
-	f.StringVar(&o.site, "site", "mumbai", "client site name")
-	f.Float64Var(&o.alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
-	f.Float64Var(&o.w, "w", 0.5, "D: weight of carbon (1-w for latency)")
-	f.StringVar(&o.coldMissing, "cold-missing", "exclude", "C+ for regions without a cold latency: exclude or warm")
-	f.DurationVar(&o.keepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
-	f.Float64Var(&o.capShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
-	f.StringVar(&o.latencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
-	f.Float64Var(&o.latencySigma, "latency-sigma", 0.2, "sampled latency (--latency-model sampled): log-normal σ of ln(RTT in ms), 0 < σ < 3")
-	f.StringVar(&o.outDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
-	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
-	f.BoolVar(&o.quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")
-	output.AddFlag(f, &o.format)
+	f.StringVar(&o.SitesFile, "sites", "", "YAML file of client sites: a top-level sites: list of {name, prefixes, latencies: [{region, p95_ms, cold_ms}]} (see above, docs/CONFIG.md; default: the built-in mumbai site)")
+	f.StringVar(&o.Site, "site", "mumbai", "client site name")
+	f.Float64Var(&o.Alpha, "alpha", 0.8, "C+: weight of the cold-start latency")
+	f.Float64Var(&o.W, "w", 0.5, "D: weight of carbon (1-w for latency)")
+	f.StringVar(&o.ColdMissing, "cold-missing", "exclude", "C+ for regions without a cold latency: exclude or warm")
+	f.DurationVar(&o.KeepAlive, "keep-alive", 10*time.Minute, "C+warm: keep-alive window")
+	f.Float64Var(&o.CapShare, "cap-share", 0.4, "C-cap: capacity per region as a share of a run's requests")
+	f.StringVar(&o.LatencyModel, "latency-model", carbon.LatencyP95, "p95 (the paper) or sampled (log-normal RTT fitted to the P95)")
+	f.Float64Var(&o.LatencySigma, "latency-sigma", 0.2, "sampled latency (--latency-model sampled): log-normal σ of ln(RTT in ms), 0 < σ < 3")
+	f.StringVar(&o.OutDir, "out-dir", "out/eval-carbon", "directory for PNG and SVG plots")
+	f.BoolVar(&o.NoPlots, "no-plots", false, "do not write plots")
+	f.BoolVar(&o.Quick, "quick", false, "small run for tests: 4 runs, 200 requests, 1000 mixed")
+	output.AddFlag(f, &o.Format)
 	return cmd
 }
 
 // Complete loads the carbon source and site and fills the experiment config.
 func (o *evalCarbonOptions) Complete(c *cobra.Command, _ []string) error {
-	if o.quick {
-		if !c.Flags().Changed("runs") {
-			o.runs = 4
-		}
-		if !c.Flags().Changed("requests") {
-			o.requests = 200
-		}
-		if !c.Flags().Changed("mixed-requests") {
-			o.mixed = 1000
-		}
-	}
-	o.sigmaGiven = c.Flags().Changed("latency-sigma")
-	metric, err := regions.ParseMetric(o.metric)
-	if err != nil {
-		return usageErrorf("--metric: %w", err)
-	}
-	if metric == regions.Direct && o.traces == "" {
-		return usageErrorf("--metric direct: the synthetic model is of lifecycle (LCA) intensities; give --traces for direct ones")
-	}
-	fill, err := parseFillFlag(c, o.fill, o.traces)
-	if err != nil {
-		return err
-	}
-	cm, err := regions.ParseColdMissing(o.coldMissing)
-	if err != nil {
-		return usageErrorf("--cold-missing: %w", err)
-	}
-	var period regions.Period
-	switch {
-	case o.period != "" && (o.from != "" || o.to != ""):
-		return usageErrorf("--period and --from/--to are exclusive")
-	case o.period != "":
-		if period, err = regions.ParseMonth(o.period); err != nil {
-			return usageErrorf("--period: %w", err)
-		}
-	case o.from != "" || o.to != "":
-		if o.from == "" || o.to == "" {
-			return usageErrorf("--from and --to go together")
-		}
-		if period, err = regions.ParsePeriod(o.from, o.to); err != nil {
-			return usageErrorf("--from/--to: %w", err)
-		}
-	}
-	// Checked here, not in Validate: the synthetic model below is built
-	// over the whole period, every hour held in memory.
-	if n := period.Hours(); n > carbon.MaxPeriodHours {
-		return usageErrorf("%s %s: longer than %d hours (ten years), the most the experiment holds in memory", periodFlag(o.period), period, carbon.MaxPeriodHours)
-	}
-	var src regions.CarbonSource
-	if o.traces != "" {
-		ts, err := regions.LoadTracesContext(cmdContext(c), o.traces, regions.LoadOptions{Metric: metric, Fill: fill})
-		if errors.Is(err, fs.ErrNotExist) {
-			return usageErrorf("--traces: %w\n  The hourly Electricity Maps traces are not part of the repository: ../shared/data/carbon (the README's example) is the project's shared data set, which sits beside a checkout only where it was provided. Without it, leave out --traces to run on the built-in synthetic model, or give a directory of your own hourly CSVs (timestamp_utc,zone,gco2_per_kwh, or Electricity Maps portal exports).", err)
-		}
-		if err != nil {
-			return inputError(err)
-		}
-		src = ts
-	} else {
-		syn, mapped, err := regions.SyntheticFor(o.carbonSeed, period)
-		if err != nil {
-			return err
-		}
-		if mapped {
-			fy := regions.DefaultSyntheticPeriod().From.Year()
-			fmt.Fprintf(c.ErrOrStderr(), "note: the synthetic model is fitted to %d: the period %s gets %d's monthly means, diurnal shapes and noise, mapped onto its own dates (not a forecast)\n",
-				fy, period, fy)
-		}
-		src = syn
-	}
-	if period.Hours() == 0 {
-		if period, err = src.Period().FirstWholeMonth(); err != nil {
-			return err
-		}
-	}
-	site := regions.Mumbai()
-	if o.sitesFile != "" {
-		sites, err := loadEvalSites(cmdContext(c), o.sitesFile)
-		if err != nil {
-			return inputError(err)
-		}
-		site = nil
-		for _, s := range sites {
-			if s.Name() == o.site {
-				site = s
-			}
-		}
-		if site == nil {
-			return usageErrorf("--site %q not in %s", o.site, o.sitesFile)
-		}
-	} else if o.site != "mumbai" {
-		return usageErrorf("--site %q: only the built-in site mumbai exists without --sites", o.site)
-	}
-	sig := regions.SignalLCA
-	if metric == regions.Direct {
-		sig = regions.SignalDirect
-	}
-	o.cfg = carbon.Config{
-		Source: src, Signal: sig, Period: period, Site: site, Pools: o.pools, SLAs: o.slas,
-		Runs: o.runs, Requests: o.requests, MixedRequests: o.mixed, Seed: o.seed,
-		Options:  regions.Options{Alpha: o.alpha, W: o.w, ColdMissing: cm, KeepAlive: o.keepAlive},
-		CapShare: o.capShare, LatencyModel: o.latencyModel, LatencySigma: o.latencySigma,
-	}
-	return nil
-}
-
-// Validate checks flag values.
-func (o *evalCarbonOptions) Validate() error {
-	if err := intInRange("--runs", o.runs, 2, carbon.MaxRuns, "every row keeps each run's mean"); err != nil {
-		return err
-	}
-	if err := intInRange("--requests", o.requests, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
-		return err
-	}
-	if err := intInRange("--mixed-requests", o.mixed, 1, carbon.MaxRequests, "a run's requests are held in memory"); err != nil {
-		return err
-	}
-	if len(o.slas) != 5 {
-		return usageErrorf("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.slas))
-	}
-	for _, v := range o.slas {
-		if !(v > 0 && v <= 65535) {
-			return usageErrorf("--sla %v: every SLA class is a latency budget in ms, > 0 and ≤ 65535", v)
-		}
-	}
-	if o.latencyModel != carbon.LatencyP95 && o.latencyModel != carbon.LatencySampled {
-		return usageErrorf("--latency-model %q: want p95 or sampled", o.latencyModel)
-	}
-	if err := validateLatencySigma(o.latencySigma); err != nil {
-		return err
-	}
-	if o.sigmaGiven && o.latencyModel != carbon.LatencySampled {
-		return usageErrorf("--latency-sigma applies to sampled latencies: give --latency-model sampled with it")
-	}
-	if err := o.cfg.Options.Validate(); err != nil {
-		return usageErrorf("%w", err)
-	}
-	if !(o.capShare > 0 && o.capShare <= 1) {
-		return usageErrorf("--cap-share %v: want 0 < share <= 1", o.capShare)
-	}
-	for i, p := range o.pools {
-		if _, err := regions.PoolOf(p); err != nil {
-			return usageErrorf("--pools: %w", err)
-		}
-		if slices.Contains(o.pools[:i], p) {
-			return usageErrorf("--pools: pool size %d given twice", p)
-		}
-	}
-	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
-	}
-	return nil
-}
-
-// Run executes the experiment, writes plots and prints the result.
-func (o *evalCarbonOptions) Run(ctx context.Context, s *streams) error {
-	_, err := runExperiment(s, o.format, "eval carbon",
-		func(progress func(done, total int)) (*carbon.Result, error) {
-			o.cfg.Progress = progress
-			return carbon.Run(ctx, o.cfg)
-		},
-		plotsTo(o.noPlots, o.outDir, carbon.WritePlots),
-		func(r *carbon.Result, files []string) any { r.Plots = files; return r })
-	return err
-}
-
-// periodFlag names the flags that gave a period: --period, else --from/--to.
-func periodFlag(month string) string {
-	if month != "" {
-		return "--period"
-	}
-	return "--from/--to"
-}
-
-// Validation shared by the eval commands.
-
-// parseFillFlag parses --fill (none, previous or linear), with or without
-// --traces; given without --traces, which it applies to, it is refused.
-func parseFillFlag(c *cobra.Command, s, traces string) (regions.FillPolicy, error) {
-	f, err := regions.ParseFill(s)
-	if err != nil {
-		return f, usageErrorf("--fill: %w", err)
-	}
-	if traces == "" && c.Flags().Changed("fill") {
-		return f, usageErrorf("--fill %s: it fills gaps in --traces; give --traces with it", s)
-	}
-	return f, nil
-}
-
-// validateLatencySigma checks --latency-sigma: 0 < σ < 3.
-func validateLatencySigma(v float64) error {
-	if !(v > 0 && v < 3) {
-		return usageErrorf("--latency-sigma %v: want 0 < sigma < 3", v)
-	}
-	return nil
-}
-
-// intInRange checks that flag's value v is in lo..hi; why says what the
-// upper bound protects.
-func intInRange(flag string, v, lo, hi int, why string) error {
-	if v < lo || v > hi {
-		return usageErrorf("%s %d: want %d..%d (%s)", flag, v, lo, hi, why)
-	}
-	return nil
-}
-
-// loadEvalSites reads an eval carbon --sites file. A controller
-// configuration given instead is named as such, after ParseSites's
-// file:line error for its first foreign key.
-func loadEvalSites(ctx context.Context, path string) ([]*regions.Site, error) {
-	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
-	if err != nil {
-		return nil, fmt.Errorf("--sites: %w", err)
-	}
-	sites, err := regions.ParseSites(path, b)
-	if err != nil && !errors.Is(err, regions.ErrConfigSchema) {
-		if ok, _ := config.LooksLikeConfig(b); ok {
-			return nil, fmt.Errorf("%w: this is a controller configuration, not a sites file: %s", err, regions.SitesFormat)
-		}
-	}
-	return sites, err
+	o.Flags = flagsOf(c)
+	return o.CommandOptions.Complete(cmdContext(c), c.ErrOrStderr())
 }

@@ -1,31 +1,21 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
-	"github.com/p4ctl/p4ctl/research/configgen"
 	"github.com/p4ctl/p4ctl/research/eval/scale"
 )
 
-// evalScaleOptions are the flags of `p4ctl eval scale`.
-type evalScaleOptions struct {
-	sites, regions []int
-	policies       []string
-	hours          int
-	switches       int
-	seed           uint64
-	outDir         string
-	noPlots, quick bool
-	format         output.Format
-}
+// evalScaleOptions are the flags of `p4ctl eval scale`:
+// scale.CommandOptions bound to the command's.
+type evalScaleOptions struct{ scale.CommandOptions }
 
-func newEvalScaleCmd(s *streams) *cobra.Command {
+func newEvalScaleCmd(s *cmdutil.Streams) *cobra.Command {
 	o := &evalScaleOptions{}
 	cmd := &cobra.Command{
 		Use:   "scale [--sites 10,100,1000,10000] [--regions 5,12,32]",
@@ -49,87 +39,21 @@ a minute.`,
 		RunE: runE(o, s),
 	}
 	f := cmd.Flags()
-	f.IntSliceVar(&o.sites, "sites", scale.DefaultSites(), "numbers of sites N, 1..65535, each once")
-	f.IntSliceVar(&o.regions, "regions", scale.DefaultRegions(), "numbers of regions R (the first R catalog regions), 1..32, each once")
-	f.StringSliceVar(&o.policies, "policies", scale.DefaultPolicies(), "policies, each once: "+strings.Join(scale.Policies(), ", ")+" (C+warm is stateful: eval carbon)")
-	f.IntVar(&o.hours, "hours", 24, fmt.Sprintf("consecutive hours compiled per point (hours − 1 updates), 2..%d (the synthetic year from %s)", scale.MaxHours(scale.DefaultStart()), scale.DefaultStart().Format("2006-01-02")))
-	f.Uint64Var(&o.seed, "seed", 1, "generator seed")
-	f.StringVar(&o.outDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")
-	f.IntVar(&o.switches, "switches", 0, "also measure a fleet of this many edge switches with the sites partitioned among them (targets[].sites): the largest switch's state")
-	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
-	f.BoolVar(&o.quick, "quick", false, "a seconds-long run: N up to 1000, 6 hours (flags given explicitly win)")
-	output.AddFlag(f, &o.format)
-	cmd.PreRun = func(c *cobra.Command, _ []string) {
-		if o.quick {
-			if !c.Flags().Changed("sites") {
-				o.sites = []int{10, 100, 1000}
-			}
-			if !c.Flags().Changed("hours") {
-				o.hours = 6
-			}
-		}
-	}
+	f.IntSliceVar(&o.Sites, "sites", scale.DefaultSites(), "numbers of sites N, 1..65535, each once")
+	f.IntSliceVar(&o.Regions, "regions", scale.DefaultRegions(), "numbers of regions R (the first R catalog regions), 1..32, each once")
+	f.StringSliceVar(&o.Policies, "policies", scale.DefaultPolicies(), "policies, each once: "+strings.Join(scale.Policies(), ", ")+" (C+warm is stateful: eval carbon)")
+	f.IntVar(&o.Hours, "hours", 24, fmt.Sprintf("consecutive hours compiled per point (hours − 1 updates), 2..%d (the synthetic year from %s)", scale.MaxHours(scale.DefaultStart()), scale.DefaultStart().Format("2006-01-02")))
+	f.Uint64Var(&o.Seed, "seed", 1, "generator seed")
+	f.StringVar(&o.OutDir, "out-dir", "out/eval-scale", "directory for PNG/SVG plots")
+	f.IntVar(&o.Switches, "switches", 0, "also measure a fleet of this many edge switches with the sites partitioned among them (targets[].sites): the largest switch's state")
+	f.BoolVar(&o.NoPlots, "no-plots", false, "do not write plots")
+	f.BoolVar(&o.Quick, "quick", false, "a seconds-long run: N up to 1000, 6 hours (flags given explicitly win)")
+	output.AddFlag(f, &o.Format)
 	return cmd
 }
 
-// Complete has nothing to load.
-func (o *evalScaleOptions) Complete(*cobra.Command, []string) error { return nil }
-
-// Validate checks the grid (scale.Options.Validate's rules, each error
-// naming its flag) and the plot directory.
-func (o *evalScaleOptions) Validate() error {
-	for i, n := range o.sites {
-		if n < 1 || n > 65535 {
-			return usageErrorf("--sites %d: want 1..65535", n)
-		}
-		if slices.Contains(o.sites[:i], n) {
-			return usageErrorf("--sites %d given twice", n)
-		}
-	}
-	for i, r := range o.regions {
-		if r < 1 || r > 32 {
-			return usageErrorf("--regions %d: want 1..32", r)
-		}
-		if slices.Contains(o.regions[:i], r) {
-			return usageErrorf("--regions %d given twice", r)
-		}
-	}
-	for i, p := range o.policies {
-		if !slices.Contains(scale.Policies(), p) {
-			return usageErrorf("--policies %s: want %s (C+warm is stateful per request and compiles to no table contents: p4ctl eval carbon evaluates it)", p, strings.Join(scale.Policies(), ", "))
-		}
-		if slices.Contains(o.policies[:i], p) {
-			return usageErrorf("--policies %s given twice", p)
-		}
-	}
-	if o.switches < 0 || o.switches > configgen.MaxSwitches {
-		return usageErrorf("--switches %d: want 0..%d", o.switches, configgen.MaxSwitches)
-	}
-	if maxH := scale.MaxHours(scale.DefaultStart()); o.hours < 2 || o.hours > maxH {
-		return usageErrorf("--hours %d: want 2..%d (an update needs two hours; the synthetic carbon year ends after %d hours from %s)", o.hours, maxH, maxH, scale.DefaultStart().Format("2006-01-02"))
-	}
-	if err := (scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours}).Validate(); err != nil {
-		return usageErrorf("%w", err) // the flag checks above cover it; kept in step with Measure
-	}
-	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
-	}
-	return nil
-}
-
-// scaleResult is the result with the plots written.
-type scaleResult struct {
-	*scale.Result
-	Plots []string `json:"plots,omitempty"`
-}
-
-// Run measures, plots and prints.
-func (o *evalScaleOptions) Run(ctx context.Context, s *streams) error {
-	_, err := runExperiment(s, o.format, "eval scale",
-		func(progress func(done, total int)) (*scale.Result, error) {
-			return scale.Measure(ctx, scale.Options{Sites: o.sites, Regions: o.regions, Policies: o.policies, Hours: o.hours, Seed: o.seed, Switches: o.switches, Progress: progress})
-		},
-		plotsTo(o.noPlots, o.outDir, scale.WritePlots),
-		func(r *scale.Result, files []string) any { return scaleResult{Result: r, Plots: files} })
-	return err
+// Complete applies --quick.
+func (o *evalScaleOptions) Complete(c *cobra.Command, _ []string) error {
+	o.Flags = flagsOf(c)
+	return o.CommandOptions.Complete()
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -17,12 +15,12 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 
-	"github.com/p4ctl/p4ctl/pkg/carbonapi"
+	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/research/tuning"
 )
 
@@ -39,29 +37,14 @@ import (
 // exits exitDiffError).
 func loadControllerConfig(ctx context.Context, path string, report func(tuning.Pool)) (*config.Config, error) {
 	if path == "" {
-		return nil, usageErrorf("--config is required")
+		return nil, cmdutil.Usagef("--config is required")
 	}
 	cfg, err := tuning.Load(ctx, path, tuning.Options{}, report)
 	var ce *tuning.ConfigError
 	if errors.As(err, &ce) {
-		return nil, inputError(err) // missing, unreadable or invalid: exit 2
+		return nil, cmdutil.InputError(err) // missing, unreadable or invalid: exit 2
 	}
 	return cfg, err
-}
-
-// inputError makes err, from reading or parsing an input file that the
-// command line or the configuration names (configuration, traces, P4Info,
-// sites), a usage error: exit 2, as for a bad flag. The rule (README "Exit
-// codes"): what was given cannot be used as given — a missing, unreadable,
-// oversized or malformed file — exits 2 before anything is contacted; a
-// failure while running exits 1 (diff: 3). An interrupted read stays an
-// interruption.
-func inputError(err error) error {
-	var ue usageError
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
-		return err
-	}
-	return usageError{err}
 }
 
 // printTuned returns a report for loadControllerConfig that prints each
@@ -116,12 +99,9 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// hourFlags select the hour a command compiles for: --at or --hour.
-type hourFlags struct {
-	At   string
-	Hour int
-	at   time.Time
-}
+// hourFlags bind --at and --hour to the controller.HourOptions that
+// select the hour a command compiles for.
+type hourFlags struct{ controller.HourOptions }
 
 func (h *hourFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&h.At, "at", "", "compile for the hour containing this time (RFC 3339 or 2022-01-10T12)")
@@ -154,58 +134,6 @@ func (o *optionalInt) Set(s string) error {
 }
 
 func (o *optionalInt) Type() string { return "int" }
-
-func (h *hourFlags) validate() error {
-	if h.At != "" && h.Hour >= 0 {
-		return usageErrorf("give --at or --hour, not both")
-	}
-	if h.Hour < -1 {
-		return usageErrorf("--hour must be ≥ 0")
-	}
-	if h.At != "" {
-		t, err := parseHour(h.At)
-		if err != nil {
-			return usageErrorf("--at: %w", err)
-		}
-		h.at = t
-	}
-	return nil
-}
-
-// resolve returns the time to compile for: --at; --hour N after the
-// replay start (or the source's first hour); the replay start in replay
-// mode; else now. --hour is bounded by the carbon source: N must be below
-// the number of hours its data covers (the offline model's year, whose
-// dates are mapped, or a trace's period), and for a trace the hour must
-// lie inside the data; otherwise it is a usage error (exit 2).
-func (h *hourFlags) resolve(cfg *config.Config, src regions.CarbonSource, now time.Time) (time.Time, error) {
-	if h.At != "" {
-		return h.at, nil
-	}
-	var base time.Time
-	if r := cfg.Schedule.Replay; r != nil {
-		base = r.Start
-	}
-	switch {
-	case h.Hour >= 0:
-		p := src.Period()
-		if base.IsZero() {
-			base = p.From
-		}
-		if n := p.Hours(); n > 0 && h.Hour >= n {
-			return time.Time{}, usageErrorf("--hour %d: want 0..%d (the carbon data covers %d hours, %s)", h.Hour, n-1, n, p)
-		}
-		t := base.Add(time.Duration(h.Hour) * time.Hour)
-		mapped := regions.MapsYears(src)
-		if !mapped && p.Hours() > 0 && !p.Contains(t) {
-			return time.Time{}, usageErrorf("--hour %d is %s, outside the carbon data (%s)", h.Hour, t.Format(time.RFC3339), p)
-		}
-		return t, nil
-	case cfg.Schedule.Mode == config.ScheduleReplay && !base.IsZero():
-		return base, nil
-	}
-	return now, nil
-}
 
 // connFlags are the P4Runtime connection flags, named as p4runtime-shell
 // names them (--grpc-addr, --device-id, --election-id; --config
@@ -282,21 +210,21 @@ func (e *electionFlag) Type() string { return "HIGH,LOW" }
 func (c *connFlags) validate(required bool) error {
 	if c.GRPCAddr == "" {
 		if required {
-			return usageErrorf("--grpc-addr is required")
+			return cmdutil.Usagef("--grpc-addr is required")
 		}
 		return nil
 	}
-	if err := checkHostPort("--grpc-addr", c.GRPCAddr, false); err != nil {
+	if err := cmdutil.CheckHostPort("--grpc-addr", c.GRPCAddr, false); err != nil {
 		return err
 	}
 	if (c.Cert == "") != (c.Key == "") {
-		return usageErrorf("--tls-cert and --tls-key go together")
+		return cmdutil.Usagef("--tls-cert and --tls-key go together")
 	}
 	if c.Timeout <= 0 {
-		return usageErrorf("--timeout must be > 0")
+		return cmdutil.Usagef("--timeout must be > 0")
 	}
-	if !c.tls() && !c.Insecure && !isLoopbackAddr(c.GRPCAddr) {
-		return usageErrorf("--grpc-addr %s is not a loopback address: plaintext P4Runtime is refused there; give --tls-ca FILE (TLS; with --tls-cert/--tls-key for mTLS) or --insecure to allow plaintext", c.GRPCAddr)
+	if !c.tls() && !c.Insecure && !cmdutil.IsLoopbackAddr(c.GRPCAddr) {
+		return cmdutil.Usagef("--grpc-addr %s is not a loopback address: plaintext P4Runtime is refused there; give --tls-ca FILE (TLS; with --tls-cert/--tls-key for mTLS) or --insecure to allow plaintext", c.GRPCAddr)
 	}
 	return nil
 }
@@ -355,7 +283,7 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 			ClientOptions: c.transport()}}, nil
 	}
 	if len(cfg.Targets) == 0 {
-		return nil, usageErrorf("the configuration has no targets: add `targets:` or give --grpc-addr")
+		return nil, cmdutil.Usagef("the configuration has no targets: add `targets:` or give --grpc-addr")
 	}
 	var out []controller.Target
 	for _, t := range cfg.Targets {
@@ -363,8 +291,8 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 		if !electionOverride.IsZero() {
 			id = electionOverride
 		}
-		if t.TLS == nil && !c.Insecure && !isLoopbackAddr(t.GRPCAddr) {
-			return nil, usageErrorf("target %s: grpc_addr %s is not a loopback address and the target has no tls: block; add one (docs/CONFIG.md) or pass --insecure to allow plaintext", t.Name, t.GRPCAddr)
+		if t.TLS == nil && !c.Insecure && !cmdutil.IsLoopbackAddr(t.GRPCAddr) {
+			return nil, cmdutil.Usagef("target %s: grpc_addr %s is not a loopback address and the target has no tls: block; add one (docs/CONFIG.md) or pass --insecure to allow plaintext", t.Name, t.GRPCAddr)
 		}
 		opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
 		if t.TLS != nil {
@@ -382,9 +310,9 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 // refuseDeviceID refuses --device-id given without --grpc-addr: the
 // configuration's targets carry their own device_id, and the flag used to
 // be ignored without a word (issue 27 item 5).
-func (c *connFlags) refuseDeviceID(g *givenFlags, configPath string) error {
-	if c.GRPCAddr == "" && g.given("device-id") {
-		return usageErrorf("--device-id applies to --grpc-addr only: the targets of %s carry their own device_id (set it there, or give --grpc-addr HOST:PORT --device-id N for one switch)", configPath)
+func (c *connFlags) refuseDeviceID(g cmdutil.Flags, configPath string) error {
+	if c.GRPCAddr == "" && g.Given("device-id") {
+		return cmdutil.Usagef("--device-id applies to --grpc-addr only: the targets of %s carry their own device_id (set it there, or give --grpc-addr HOST:PORT --device-id N for one switch)", configPath)
 	}
 	return nil
 }
@@ -475,240 +403,34 @@ func notControllerYAML(ctx context.Context, cmd, flag, path string) error {
 		what = "the P4Info and device config to install"
 		instead += ", and the program as --p4info FILE --device-config FILE; `p4ctl apply -c " + path + "` pushes the configuration's entries"
 	}
-	return usageErrorf("%s %s is a controller configuration (YAML), not a P4Info: on %s, --config/-c is p4runtime-shell's P4INFO[,DEVICE_CONFIG], %s; %s",
+	return cmdutil.Usagef("%s %s is a controller configuration (YAML), not a P4Info: on %s, --config/-c is p4runtime-shell's P4INFO[,DEVICE_CONFIG], %s; %s",
 		flag, path, cmd, what, instead)
 }
 
-// parseSpeed accepts a replay speed as "3600", "3600x" or "max" (returned
-// as 0: unpaced): a finite factor in (0, 1e9], the rule of the
-// configuration's schedule.replay.speed, whose 0 is refused too (issue 27:
-// --speed 0x was accepted here and refused there). NaN and infinities are
-// refused (a NaN factor once made the replay clock wait for ever).
-func parseSpeed(given string) (float64, error) {
-	s := strings.TrimSpace(strings.ToLower(given))
-	if s == "max" {
-		return 0, nil
+// flagsOf is c's flags for an Options' cmdutil.Flags (none when c is nil:
+// a command built without cobra, in tests).
+func flagsOf(c *cobra.Command) cmdutil.Flags {
+	if c == nil {
+		return cmdutil.Flags{}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e9 {
-		return 0, fmt.Errorf("%q: want a factor > 0 such as 3600x (one hour per second, at most 1e9x), or max for no pacing", given)
-	}
-	return v, nil
+	return cmdutil.Flags{Set: c.Flags()}
 }
 
-// checkFiniteFloats refuses NaN and ±Inf in every float flag (float64 or
-// float64 slice) given on fs, naming the flag: pflag parses both, and a
-// NaN compares false with every bound, so range checks alone let it pass.
-func checkFiniteFloats(fs *pflag.FlagSet) error {
-	if fs == nil {
-		return nil
-	}
-	var err error
-	fs.Visit(func(f *pflag.Flag) {
+// configOrBuiltin loads the configuration at path (loadControllerConfig,
+// its tuned pools noted on c's stderr), or parses the built-in
+// examples/mumbai.yaml when path is "", and returns it with the name a
+// result gives it.
+func configOrBuiltin(c *cobra.Command, path string) (*config.Config, string, error) {
+	if path == "" {
+		cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
 		if err != nil {
-			return
+			return nil, "", fmt.Errorf("built-in configuration: %w", err)
 		}
-		var vals []string
-		switch f.Value.Type() {
-		case "float64", "float32":
-			vals = []string{f.Value.String()}
-		case "float64Slice", "float32Slice":
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				vals = sv.GetSlice()
-			}
-		}
-		for _, v := range vals {
-			if x, perr := strconv.ParseFloat(v, 64); perr != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				err = usageErrorf("--%s %s: want a finite number", f.Name, v)
-				return
-			}
-		}
-	})
-	return err
-}
-
-// maxEnergyPerRequestWh bounds --energy-per-request-wh: a kilowatt-hour
-// per request is already far beyond any function, and much larger values
-// overflow the gCO2 totals to +Inf.
-const maxEnergyPerRequestWh = 1000
-
-// checkEnergy validates an --energy-per-request-wh value: finite, > 0 and
-// at most maxEnergyPerRequestWh.
-func checkEnergy(flag string, wh float64) error {
-	if math.IsNaN(wh) || math.IsInf(wh, 0) || wh <= 0 || wh > maxEnergyPerRequestWh {
-		return usageErrorf("%s %v: want a number of Wh in (0, %d]", flag, wh, maxEnergyPerRequestWh)
+		return cfg, examples.MumbaiName + " (built in)", nil
 	}
-	return nil
-}
-
-// checkHostPort validates a host:port flag value: a port number 1..65535,
-// or 0 too when listen (the system picks a free port). The host may be
-// empty only when listen (every interface).
-func checkHostPort(flag, addr string, listen bool) error {
-	host, port, err := net.SplitHostPort(addr)
+	cfg, err := loadControllerConfig(cmdContext(c), path, printTuned(c.ErrOrStderr()))
 	if err != nil {
-		return usageErrorf("%s %q: want host:port", flag, addr)
+		return nil, "", err
 	}
-	n, err := strconv.Atoi(port)
-	lo := 1
-	if listen {
-		lo = 0
-	}
-	if err != nil || n < lo || n > 65535 {
-		return usageErrorf("%s %q: want host:port with a port number %d..65535", flag, addr, lo)
-	}
-	if host == "" && !listen {
-		return usageErrorf("%s %q: want host:port (the host is missing)", flag, addr)
-	}
-	return nil
-}
-
-// givenFlags is the command line's flag set, recorded by Complete so that
-// Validate can tell a flag given explicitly (with an empty value, say) from
-// one left out; a command built without cobra (tests) records none, and
-// then no flag counts as given.
-type givenFlags struct{ fs *pflag.FlagSet }
-
-// record keeps c's flags (nothing when c is nil).
-func (g *givenFlags) record(c *cobra.Command) {
-	if c != nil {
-		g.fs = c.Flags()
-	}
-}
-
-// given reports whether the flag name (or a deprecated alias) was set on
-// the command line.
-func (g *givenFlags) given(name string) bool {
-	return g.fs != nil && g.fs.Lookup(name) != nil && changed(g.fs, name)
-}
-
-// refuseEmpty returns a usage error naming the first of the flags given on
-// the command line with an empty value (--policy "", --table ""): that is
-// not the same as leaving the flag out, and it is never silently taken for
-// the default.
-func (g *givenFlags) refuseEmpty(names ...string) error {
-	for _, n := range names {
-		if !g.given(n) {
-			continue
-		}
-		f := g.fs.Lookup(n)
-		empty := strings.TrimSpace(f.Value.String()) == ""
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			vs := sv.GetSlice()
-			empty = len(vs) == 0
-			for _, v := range vs {
-				empty = empty || strings.TrimSpace(v) == ""
-			}
-		}
-		if empty {
-			return usageErrorf("--%s: empty value; give a value or leave the flag out", n)
-		}
-	}
-	return nil
-}
-
-// refuseGiven returns a usage error naming the first of the flags given on
-// the command line, which the command does not use (why says what it uses
-// instead).
-func (g *givenFlags) refuseGiven(why string, names ...string) error {
-	for _, n := range names {
-		if g.given(n) {
-			return usageErrorf("--%s is not used here: %s", n, why)
-		}
-	}
-	return nil
-}
-
-// newLogger returns the daemon's structured logger on w.
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, usageErrorf("--log-format %q: want text or json", format)
-}
-
-// carbonFeed opens the configuration's carbon feed
-// (controller.OpenCarbonFeed); a static source that cannot be read is an
-// input error (exit 2).
-func carbonFeed(ctx context.Context, cfg *config.Config, o carbonapi.Options) (*controller.CarbonFeed, error) {
-	feed, err := controller.OpenCarbonFeed(ctx, cfg, o)
-	if err != nil && !cfg.Carbon.Live() {
-		return nil, inputError(err)
-	}
-	return feed, err
-}
-
-// planAt opens the carbon source (refreshing a live one) and plans the
-// hour the flags select: what diff and apply compile.
-func planAt(ctx context.Context, cfg *config.Config, h *hourFlags, now time.Time) (*controller.Plan, error) {
-	feed, err := carbonFeed(ctx, cfg, carbonapi.Options{})
-	if err != nil {
-		return nil, err
-	}
-	_ = feed.Refresh(ctx) // errors are per zone; the planner decides whether the data is usable
-	at, err := h.resolve(cfg, feed.Source, now)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := controller.NewPlanner(cfg, feed, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pl.Plan(at), nil
-}
-
-// aliasOf annotates a deprecated flag spelling with its current name.
-const aliasOf = "p4ctl/alias-of"
-
-// deprecatedAlias registers old as a hidden, deprecated spelling of the
-// flag name: both set the same value, and runE warns on stderr when old is
-// used (pflag's own MarkDeprecated would print on stdout, into -o json).
-func deprecatedAlias(fs *pflag.FlagSet, old, name string) {
-	f := fs.Lookup(name)
-	fs.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, Hidden: true,
-		Annotations: map[string][]string{aliasOf: {name}}})
-}
-
-// warnDeprecated prints a note on w for every deprecated spelling used.
-func warnDeprecated(fs *pflag.FlagSet, w io.Writer) {
-	fs.Visit(func(f *pflag.Flag) {
-		if n := f.Annotations[aliasOf]; len(n) == 1 {
-			fmt.Fprintf(w, "warning: --%s is deprecated, use --%s\n", f.Name, n[0])
-		}
-	})
-}
-
-// changed reports whether the flag name, or a deprecated alias of it, was
-// set on the command line.
-func changed(fs *pflag.FlagSet, name string) bool {
-	found := fs.Changed(name)
-	fs.Visit(func(f *pflag.Flag) {
-		if n := f.Annotations[aliasOf]; len(n) == 1 && n[0] == name {
-			found = true
-		}
-	})
-	return found
-}
-
-// isTerminal reports whether w is a terminal (for progress output).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// withTimeout is ctx with the connection deadline for a one-shot command.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
+	return cfg, path, nil
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 )
 
-// parseSpeed takes a finite factor or max; NaN and infinities are usage
+// cmdutil.ParseSpeed takes a finite factor or max; NaN and infinities are usage
 // errors as a negative factor is (NaN made p4ctl run wait for ever).
 func TestParseSpeed(t *testing.T) {
 	cases := []struct {
@@ -29,9 +31,9 @@ func TestParseSpeed(t *testing.T) {
 		{"fast", 0, false},
 	}
 	for _, c := range cases {
-		v, err := parseSpeed(c.in)
+		v, err := cmdutil.ParseSpeed(c.in)
 		if (err == nil) != c.ok || (c.ok && v != c.want) {
-			t.Errorf("parseSpeed(%q) = %v, %v; want %v (ok %v)", c.in, v, err, c.want, c.ok)
+			t.Errorf("cmdutil.ParseSpeed(%q) = %v, %v; want %v (ok %v)", c.in, v, err, c.want, c.ok)
 		}
 	}
 }
@@ -56,9 +58,9 @@ func TestCheckHostPort(t *testing.T) {
 		{"bad", false, false},
 	}
 	for _, c := range cases {
-		err := checkHostPort("--x", c.addr, c.listen)
+		err := cmdutil.CheckHostPort("--x", c.addr, c.listen)
 		if (err == nil) != c.ok {
-			t.Errorf("checkHostPort(%q, listen %v) = %v, want ok %v", c.addr, c.listen, err, c.ok)
+			t.Errorf("cmdutil.CheckHostPort(%q, listen %v) = %v, want ok %v", c.addr, c.listen, err, c.ok)
 		}
 		if err != nil && !strings.Contains(err.Error(), "--x") {
 			t.Errorf("%q: %v does not name the flag", c.addr, err)

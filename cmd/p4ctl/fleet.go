@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/examples"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/fleet"
@@ -15,7 +16,7 @@ import (
 // fleetOptions are the flags of `p4ctl fleet`.
 type fleetOptions struct {
 	configFlag
-	givenFlags
+	cmdutil.Flags
 	switches, unreachable, hours int
 	outDir                       string
 	noPlots, targetSites         bool
@@ -59,8 +60,8 @@ docs/SCALING.md has the figures of this machine.`,
 // Complete loads the configuration (the built-in examples/mumbai.yaml by
 // default, wherever p4ctl runs).
 func (o *fleetOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
-	if err := o.refuseEmpty("config"); err != nil {
+	o.Flags = flagsOf(c)
+	if err := o.RefuseEmpty("config"); err != nil {
 		return err
 	}
 	if o.ConfigPath == "" {
@@ -78,17 +79,17 @@ func (o *fleetOptions) Complete(c *cobra.Command, _ []string) error {
 func (o *fleetOptions) Validate() error {
 	switch {
 	case o.switches < 1 || o.switches > 1000:
-		return usageErrorf("--switches %d: want 1..1000", o.switches)
+		return cmdutil.Usagef("--switches %d: want 1..1000", o.switches)
 	case o.unreachable < 0:
-		return usageErrorf("--unreachable %d: want ≥ 0", o.unreachable)
+		return cmdutil.Usagef("--unreachable %d: want ≥ 0", o.unreachable)
 	case o.hours < 1:
-		return usageErrorf("--hours %d: want ≥ 1", o.hours)
+		return cmdutil.Usagef("--hours %d: want ≥ 1", o.hours)
 	case o.targetSites && len(o.cfg.Targets) < o.switches:
-		return usageErrorf("--target-sites with --switches %d: the configuration has %d targets; give --switches %d or fewer (or a configuration with more targets)",
+		return cmdutil.Usagef("--target-sites with --switches %d: the configuration has %d targets; give --switches %d or fewer (or a configuration with more targets)",
 			o.switches, len(o.cfg.Targets), len(o.cfg.Targets))
 	}
 	if !o.noPlots {
-		return checkOutputDir("--out-dir", o.outDir)
+		return cmdutil.CheckOutputDir("--out-dir", o.outDir)
 	}
 	return nil
 }
@@ -102,11 +103,11 @@ type fleetResult struct {
 
 // Run runs the fleet and prints the result.
 func (o *fleetOptions) Run(ctx context.Context, s *streams) error {
-	res, err := runExperiment(s, o.format, "fleet",
+	res, err := cmdutil.RunExperiment(s, o.format, "fleet",
 		func(progress func(done, total int)) (*fleet.Result, error) {
 			return fleet.Run(ctx, fleet.Options{Config: o.cfg, Switches: o.switches, Unreachable: o.unreachable, Hours: o.hours, TargetSites: o.targetSites, Progress: progress})
 		},
-		plotsTo(o.noPlots, o.outDir, fleet.WritePlots),
+		cmdutil.PlotsTo(o.noPlots, o.outDir, fleet.WritePlots),
 		func(r *fleet.Result, files []string) any { return fleetResult{Result: r, Plots: files} })
 	if err != nil {
 		return err

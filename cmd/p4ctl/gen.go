@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/research/configgen"
 )
@@ -20,7 +21,7 @@ func newGenCmd(s *streams) *cobra.Command {
 
 // genConfigOptions are the flags of `p4ctl gen config`.
 type genConfigOptions struct {
-	givenFlags
+	cmdutil.Flags
 	Sites, Regions, Switches int
 	Partition                bool
 	Policy                   string
@@ -88,33 +89,33 @@ only those: p4ctl plan --target edge-0000 shows one switch's state.`,
 
 // Complete records the flags given (nothing to load).
 func (o *genConfigOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return nil
 }
 
 // Validate checks the sizes and the output file.
 func (o *genConfigOptions) Validate() error {
-	if err := o.refuseEmpty("policy", "file"); err != nil {
+	if err := o.RefuseEmpty("policy", "file"); err != nil {
 		return err
 	}
 	switch {
 	case o.Sites < 1 || o.Sites > configgen.MaxSites:
-		return usageErrorf("--sites %d: want 1..%d", o.Sites, configgen.MaxSites)
+		return cmdutil.Usagef("--sites %d: want 1..%d", o.Sites, configgen.MaxSites)
 	case o.Regions < 1 || o.Regions > 32:
-		return usageErrorf("--regions %d: want 1..32", o.Regions)
+		return cmdutil.Usagef("--regions %d: want 1..32", o.Regions)
 	case o.Switches < 0 || o.Switches > configgen.MaxSwitches:
-		return usageErrorf("--switches %d: want 0..%d", o.Switches, configgen.MaxSwitches)
+		return cmdutil.Usagef("--switches %d: want 0..%d", o.Switches, configgen.MaxSwitches)
 	case o.Partition && (o.Switches < 1 || o.Switches > o.Sites):
-		return usageErrorf("--partition with %d switches and %d sites: want 1 ≤ switches ≤ sites", o.Switches, o.Sites)
+		return cmdutil.Usagef("--partition with %d switches and %d sites: want 1 ≤ switches ≤ sites", o.Switches, o.Sites)
 	}
-	return checkOutputFile("--file", o.Out)
+	return cmdutil.CheckOutputFile("--file", o.Out)
 }
 
 // Run generates and writes the configuration.
 func (o *genConfigOptions) Run(_ context.Context, s *streams) error {
 	cfg, rep, err := configgen.Generate(configgen.Options{Sites: o.Sites, Regions: o.Regions, Switches: o.Switches, Partition: o.Partition, Policy: o.Policy, Seed: o.Seed})
 	if err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	if o.Out == "" || o.Out == "-" {
 		if o.Format == output.JSON { // the same configuration, as JSON (no header: JSON has no comments)

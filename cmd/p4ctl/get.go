@@ -1,31 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 
-	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/bmv2rt"
-	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
-	"github.com/p4ctl/p4ctl/pkg/pipeline"
-	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
 // getOptions are the flags shared by `p4ctl get …`.
 type getOptions struct {
-	givenFlags
+	cmdutil.Flags
 	conn     connFlags
 	Pipeline string // --config p4info[,device-config], as p4runtime-shell
 	Names    []string
@@ -115,7 +109,7 @@ func (o *getOptions) dialThrift(ctx context.Context) (*bmv2rt.Client, error) {
 // registers).
 func (o *getOptions) Complete(c *cobra.Command, _ []string) error {
 	o.what = c.Name()
-	o.record(c)
+	o.Flags = flagsOf(c)
 	return nil
 }
 
@@ -128,25 +122,25 @@ var switchFlags = append([]string{"config", "thrift-addr", "device-id", "insecur
 // Validate checks the flags; a flag the subcommand does not use is a
 // usage error, not silently ignored.
 func (o *getOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"config", "thrift-addr", "controller"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"config", "thrift-addr", "controller"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if o.what == "latency" {
-		if err := o.refuseGiven("get latency reads a running controller (--controller), not a switch", switchFlags...); err != nil {
+		if err := o.RefuseGiven("get latency reads a running controller (--controller), not a switch", switchFlags...); err != nil {
 			return err
 		}
 		if o.conn.Timeout <= 0 {
-			return usageErrorf("--timeout must be > 0")
+			return cmdutil.Usagef("--timeout must be > 0")
 		}
-		return checkHostPort("--controller", o.Controller, false)
+		return cmdutil.CheckHostPort("--controller", o.Controller, false)
 	}
 	if o.what != "regions" && o.what != "registers" {
-		if err := o.refuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
+		if err := o.RefuseGiven("only get regions and get registers read BMv2's registers over Thrift", "thrift-addr"); err != nil {
 			return err
 		}
 	}
 	if o.ThriftAddr != "" {
-		if err := checkHostPort("--thrift-addr", o.ThriftAddr, false); err != nil {
+		if err := cmdutil.CheckHostPort("--thrift-addr", o.ThriftAddr, false); err != nil {
 			return err
 		}
 	}
@@ -154,7 +148,7 @@ func (o *getOptions) Validate() error {
 		return err
 	}
 	if strings.Count(o.Pipeline, ",") > 1 {
-		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+		return cmdutil.Usagef("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
 	return nil
 }
@@ -170,7 +164,7 @@ func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 		}
 		info, err := p4rt.LoadP4InfoContext(ctx, path)
 		if err != nil {
-			return nil, inputError(err)
+			return nil, cmdutil.InputError(err)
 		}
 		extra = append(extra, p4rt.WithP4Info(info))
 	}
@@ -180,7 +174,7 @@ func (o *getOptions) client(ctx context.Context) (*p4rt.Client, error) {
 // Run reads and prints.
 func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if o.what == "latency" {
-		ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+		ctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 		defer cancel()
 		t, err := controller.FetchLatency(ctx, o.Controller)
 		if err != nil {
@@ -193,7 +187,7 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	defer c.Close()
-	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 	defer cancel()
 	if err := probe(ctx, c, "switch "+o.conn.GRPCAddr); err != nil {
 		return err
@@ -224,9 +218,9 @@ func (o *getOptions) Run(ctx context.Context, s *streams) error {
 	if err := output.Print(s.Out, o.Format, res); err != nil {
 		return err
 	}
-	if cr, ok := res.(cellRows); ok && cr.hidden > 0 {
+	if cr, ok := res.(controller.CellsView); ok && cr.Hidden > 0 {
 		// A fresh switch printed an empty table without a word.
-		fmt.Fprintf(s.Err, "note: %d cells are zero and not shown (%d shown); --all shows them\n", cr.hidden, len(cr.rows))
+		fmt.Fprintf(s.Err, "note: %d cells are zero and not shown (%d shown); --all shows them\n", cr.Hidden, len(cr.Cells))
 	}
 	return nil
 }
@@ -260,10 +254,8 @@ func (o *getOptions) p4infoHint(err error) error {
 	return fmt.Errorf("%w: the P4Info of --config %s does not match the switch's program; leave out --config to read with the switch's own", err, strings.Split(o.Pipeline, ",")[0])
 }
 
-func shortName(n string) string {
-	return strings.TrimPrefix(n, pipeline.Control+".")
-}
-
+// fullNames resolves names given on the command line (full, or short as
+// get prints them) to the switch's P4Info names of kind; none: all known.
 func fullNames(names []string, known []string, kind string) ([]string, error) {
 	if len(names) == 0 {
 		return known, nil
@@ -278,7 +270,7 @@ func fullNames(names []string, known []string, kind string) ([]string, error) {
 			}
 		}
 		if found == "" {
-			return nil, usageErrorf("no %s %q on the switch (have %s)", kind, n, strings.Join(shorten(known), ", "))
+			return nil, cmdutil.Usagef("no %s %q on the switch (have %s)", kind, n, strings.Join(shorten(known), ", "))
 		}
 		out = append(out, found)
 	}
@@ -288,127 +280,9 @@ func fullNames(names []string, known []string, kind string) ([]string, error) {
 func shorten(ns []string) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
-		out[i] = shortName(n)
+		out[i] = controller.ShortName(n)
 	}
 	return out
-}
-
-// entryRows are the entries read, as P4Info names (-o json|yaml) and, in
-// table form, in plan's notation where the switch runs the p4ctl program
-// (feasible=has(5:eu-north-1), region=5:eu-north-1, MACs, IPv4 addresses),
-// so that get and plan print the same entry the same way.
-type entryRows struct {
-	entries []p4rt.Entry
-	// program holds each entry in compiled form, or nil for all when the
-	// switch's program is not p4ctl's (raw P4Runtime notation then).
-	program []*compiler.Entry
-}
-
-func (r entryRows) MarshalJSON() ([]byte, error) { return jsonOf(r.entries) }
-
-func (r entryRows) TableHeaders() []string { return []string{"TABLE", "MATCH", "PRIORITY", "ACTION"} }
-func (r entryRows) TableRows() [][]string {
-	var out [][]string
-	for i, e := range r.entries {
-		if r.program != nil && r.program[i] != nil {
-			out = append(out, programRow(*r.program[i]))
-			continue
-		}
-		var m []string
-		for _, f := range e.Match {
-			m = append(m, f.Field+"="+f.Value)
-		}
-		match := strings.Join(m, " ")
-		if e.Default {
-			match = "(default)"
-		}
-		var ps []string
-		for _, p := range e.Params {
-			ps = append(ps, p.Name+"="+p.Value)
-		}
-		prio := ""
-		if e.Priority != 0 {
-			prio = strconv.Itoa(int(e.Priority))
-		}
-		act := shortName(e.Action) + "(" + strings.Join(ps, ", ") + ")"
-		if e.ActionRaw != "" {
-			act = e.ActionRaw
-		}
-		out = append(out, []string{shortName(e.Table), match, prio, act})
-	}
-	return out
-}
-
-// programRow splits compiler.Entry's one-line rendering (plan's notation)
-// into get's columns.
-func programRow(e compiler.Entry) []string {
-	line := e.String()
-	lhs, act, _ := strings.Cut(line, " -> ")
-	fields := strings.Fields(lhs)
-	var match []string
-	prio := ""
-	for _, f := range fields[1:] {
-		switch {
-		case f == "default":
-			match = append(match, "(default)")
-		case strings.HasPrefix(f, "priority="):
-			prio = strings.TrimPrefix(f, "priority=")
-		default:
-			match = append(match, f)
-		}
-	}
-	return []string{shortName(e.Table), strings.Join(match, " "), prio, act}
-}
-
-// changedDefaults reads the default entries of tables (one Read) and
-// returns those that differ from the P4Info's initial default action:
-// a wildcard read returns no default entry (P4Runtime reads one only when
-// asked with is_default_action), so a default set by another client —
-// active_epoch's, say — was not shown. A switch that refuses the read
-// leaves them out.
-func changedDefaults(ctx context.Context, c *p4rt.Client, idx *p4rt.Index, tables []string) []*p4v1.TableEntry {
-	var ents []*p4v1.Entity
-	for _, name := range tables {
-		if id, err := idx.TableID(name); err == nil {
-			ents = append(ents, p4rt.TableEntity(&p4v1.TableEntry{TableId: id, IsDefaultAction: true}))
-		}
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	got, err := c.ReadAll(ctx, ents...)
-	if err != nil {
-		return nil
-	}
-	var out []*p4v1.TableEntry
-	for _, e := range got {
-		te := e.GetTableEntry()
-		t, ok := idx.TableByID(te.GetTableId())
-		if te == nil || !ok || !te.GetIsDefaultAction() || sameAsInitial(te, t.GetInitialDefaultAction()) {
-			continue
-		}
-		out = append(out, te)
-	}
-	return out
-}
-
-// sameAsInitial reports whether default entry te runs the table's initial
-// default action with its arguments.
-func sameAsInitial(te *p4v1.TableEntry, init *p4configv1.TableActionCall) bool {
-	a := te.GetAction().GetAction()
-	if a == nil || init == nil || a.GetActionId() != init.GetActionId() || len(a.GetParams()) != len(init.GetArguments()) {
-		return false
-	}
-	args := map[uint32]string{}
-	for _, arg := range init.GetArguments() {
-		args[arg.GetParamId()] = string(bytes.TrimLeft(arg.GetValue(), "\x00"))
-	}
-	for _, p := range a.GetParams() {
-		if v, ok := args[p.GetParamId()]; !ok || v != string(bytes.TrimLeft(p.GetValue(), "\x00")) {
-			return false
-		}
-	}
-	return true
 }
 
 func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
@@ -419,106 +293,11 @@ func (o *getOptions) entries(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	if len(o.Names) == 0 {
 		tables = nil // one wildcard read
 	}
-	tes, err := c.ReadTableEntries(ctx, tables...)
+	v, err := controller.ReadEntries(ctx, c, idx, tables)
 	if err != nil {
-		return nil, err
+		return nil, o.p4infoHint(err)
 	}
-	if len(o.Names) == 0 {
-		tables = idx.Tables()
-	}
-	tes = append(tes, changedDefaults(ctx, c, idx, tables)...)
-	tr, terr := controller.NewTranslator(idx) // nil unless the p4ctl program runs
-	type decoded struct {
-		e  p4rt.Entry
-		ce *compiler.Entry
-	}
-	ds := make([]decoded, 0, len(tes))
-	for _, te := range tes {
-		e, err := idx.DecodeTableEntry(te)
-		if err != nil {
-			return nil, o.p4infoHint(err)
-		}
-		d := decoded{e: e}
-		if terr == nil {
-			if ce, err := tr.Entry(te); err == nil {
-				d.ce = &ce
-			}
-		}
-		ds = append(ds, d)
-	}
-	sort.SliceStable(ds, func(i, j int) bool { return ds[i].e.Table < ds[j].e.Table })
-	rows := entryRows{entries: make([]p4rt.Entry, len(ds))}
-	if terr == nil {
-		rows.program = make([]*compiler.Entry, len(ds))
-	}
-	for i, d := range ds {
-		rows.entries[i] = d.e
-		if rows.program != nil {
-			rows.program[i] = d.ce
-		}
-	}
-	return rows, nil
-}
-
-type cellRow struct {
-	Name    string `json:"name"`
-	Index   int64  `json:"index"`
-	Label   string `json:"label,omitempty"`
-	Packets *int64 `json:"packets,omitempty"`
-	Bytes   *int64 `json:"bytes,omitempty"`
-	Value   *int64 `json:"value,omitempty"`
-}
-
-type cellRows struct {
-	rows     []cellRow
-	counters bool
-	hidden   int // zero cells left out (no --all)
-}
-
-func (r cellRows) MarshalJSON() ([]byte, error) { return jsonOf(r.rows) }
-
-func (r cellRows) TableHeaders() []string {
-	if r.counters {
-		return []string{"COUNTER", "INDEX", "LABEL", "PACKETS", "BYTES"}
-	}
-	return []string{"REGISTER", "INDEX", "LABEL", "VALUE"}
-}
-
-func (r cellRows) TableRows() [][]string {
-	var out [][]string
-	for _, c := range r.rows {
-		row := []string{shortName(c.Name), strconv.FormatInt(c.Index, 10), c.Label}
-		if r.counters {
-			row = append(row, strconv.FormatInt(*c.Packets, 10), strconv.FormatInt(*c.Bytes, 10))
-		} else {
-			row = append(row, strconv.FormatInt(*c.Value, 10))
-		}
-		out = append(out, row)
-	}
-	return out
-}
-
-// label names a cell of the p4ctl program's arrays.
-func label(name string, i int64) string {
-	switch name {
-	case pipeline.CounterRegionRouted, pipeline.CounterRegionFallback, pipeline.RegisterRegionOutstanding:
-		if r, ok := regions.RegionAt(regions.Index(i)); ok {
-			return r.ID
-		}
-	case pipeline.CounterServerBound, pipeline.RegisterServerWork:
-		return "server " + strconv.FormatInt(i, 10)
-	}
-	for _, l := range pipeline.Lanes() {
-		if name == l.Counter() {
-			return pipeline.Event(i).String()
-		}
-	}
-	for slot := range pipeline.Candidates {
-		if name == pipeline.RegisterServerCredit(slot) {
-			return "server " + strconv.Itoa(int(pipeline.SlotServer(slot, uint64(i))))
-		}
-	}
-	return ""
+	return v, nil
 }
 
 func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
@@ -526,50 +305,15 @@ func (o *getOptions) counters(ctx context.Context, c *p4rt.Client, idx *p4rt.Ind
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{rows: []cellRow{}, counters: true} // -o json: [] rather than null
-	for _, n := range names {
-		cells, err := c.ReadCounter(ctx, n, -1)
-		if err != nil {
-			return nil, err
-		}
-		for _, cell := range cells {
-			if cell.Packets == 0 && cell.Bytes == 0 && !o.All {
-				res.hidden++
-				continue
-			}
-			p, b := cell.Packets, cell.Bytes
-			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: label(n, cell.Index), Packets: &p, Bytes: &b})
-		}
-	}
-	return res, nil
+	return controller.ReadCounters(ctx, c, names, o.All)
 }
 
-func (o *getOptions) registers(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
+func (o *getOptions) registers(ctx context.Context, _ *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
 	names, err := fullNames(o.Names, idx.Registers(), "register")
 	if err != nil {
 		return nil, err
 	}
-	res := cellRows{rows: []cellRow{}}
-	for _, n := range names {
-		cells, err := o.regs.Read(ctx, n, -1)
-		if err != nil {
-			return nil, err
-		}
-		for _, cell := range cells {
-			if cell.Value == 0 && !o.All {
-				res.hidden++
-				continue
-			}
-			v := int64(cell.Value)
-			l := label(n, cell.Index)
-			if strings.HasPrefix(n, pipeline.RegisterServerCreditPrefix) {
-				cr := pipeline.CreditFromCell(cell.Value)
-				l += fmt.Sprintf(": %d outstanding, last tick %d", cr.Outstanding, cr.LastTick)
-			}
-			res.rows = append(res.rows, cellRow{Name: n, Index: cell.Index, Label: l, Value: &v})
-		}
-	}
-	return res, nil
+	return controller.ReadRegisters(ctx, o.regs, names, o.All)
 }
 
 func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Index) (output.Tabular, error) {
@@ -583,5 +327,3 @@ func (o *getOptions) regions(ctx context.Context, c *p4rt.Client, idx *p4rt.Inde
 	}
 	return v, nil
 }
-
-func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

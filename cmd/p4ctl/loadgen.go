@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/loadgen"
 	"github.com/p4ctl/p4ctl/pkg/output"
 	"github.com/p4ctl/p4ctl/pkg/wire"
@@ -91,7 +92,7 @@ are refused.`,
 // Complete resolves the target and parses the mixes.
 func (o *loadgenOptions) Complete(*cobra.Command, []string) error {
 	if o.Target == "" {
-		return usageErrorf("--target is required (the service address, e.g. 10.0.0.100)")
+		return cmdutil.Usagef("--target is required (the service address, e.g. 10.0.0.100)")
 	}
 	target := o.Target
 	if _, _, err := net.SplitHostPort(target); err != nil {
@@ -99,15 +100,15 @@ func (o *loadgenOptions) Complete(*cobra.Command, []string) error {
 	}
 	ua, err := net.ResolveUDPAddr("udp4", target)
 	if err != nil {
-		return usageErrorf("--target %q: %v", o.Target, err)
+		return cmdutil.Usagef("--target %q: %v", o.Target, err)
 	}
 	sla, err := loadgen.ParseMix[uint16](o.SLAMix, 16)
 	if err != nil {
-		return usageErrorf("--sla-mix: %v", err)
+		return cmdutil.Usagef("--sla-mix: %v", err)
 	}
 	exec, err := loadgen.ParseMix[uint8](o.ExecMix, 8)
 	if err != nil {
-		return usageErrorf("--exec-mix: %v", err)
+		return cmdutil.Usagef("--exec-mix: %v", err)
 	}
 	o.cfg = loadgen.Config{Target: ua.AddrPort(), Local: o.Local, Rate: o.Rate, Duration: o.Duration, CV: o.CV,
 		SLAMix: sla, ExecMix: exec, SLAScale: o.SLAScale, Timeout: o.Timeout, Seed: o.Seed, FirstID: o.FirstID, Payload: o.Payload}
@@ -120,24 +121,24 @@ func (o *loadgenOptions) Complete(*cobra.Command, []string) error {
 // Validate refuses absurd settings (usage errors exit 2).
 func (o *loadgenOptions) Validate() error {
 	if o.Local != "" {
-		if err := checkHostPort("--local", o.Local, true); err != nil {
+		if err := cmdutil.CheckHostPort("--local", o.Local, true); err != nil {
 			return err
 		}
 	}
 	if err := o.cfg.Validate(); err != nil {
-		return usageErrorf("%v", err)
+		return cmdutil.Usagef("%v", err)
 	}
-	if err := checkOutputFile("--csv", o.CSVFile); err != nil {
+	if err := cmdutil.CheckOutputFile("--csv", o.CSVFile); err != nil {
 		return err
 	}
-	return checkOutputFile("--json", o.JSONFile)
+	return cmdutil.CheckOutputFile("--json", o.JSONFile)
 }
 
 // Run generates the load and prints the summary.
 func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 	clearBar := func() {}
 	if !o.NoProgress {
-		if bar := newProgressBar(s.Err, "loadgen"); bar != nil {
+		if bar := cmdutil.NewProgressBar(s.Err, "loadgen"); bar != nil {
 			bar.ChangeMax(int(o.cfg.Duration / time.Millisecond))
 			o.cfg.Progress = func(p loadgen.Progress) {
 				bar.Describe(fmt.Sprintf("loadgen: %d sent, %d answered", p.Sent, p.Done))
@@ -158,12 +159,12 @@ func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	if o.CSVFile != "" {
-		if werr := writeFile(o.CSVFile, func(f *os.File) error { return loadgen.WriteCSV(f, res.Records) }); werr != nil {
+		if werr := cmdutil.WriteFile(o.CSVFile, func(f *os.File) error { return loadgen.WriteCSV(f, res.Records) }); werr != nil {
 			return werr
 		}
 	}
 	if o.JSONFile != "" {
-		if werr := writeFile(o.JSONFile, func(f *os.File) error { return res.WriteJSON(f) }); werr != nil {
+		if werr := cmdutil.WriteFile(o.JSONFile, func(f *os.File) error { return res.WriteJSON(f) }); werr != nil {
 			return werr
 		}
 	}
@@ -179,22 +180,6 @@ func (o *loadgenOptions) Run(ctx context.Context, s *streams) error {
 	}
 	if sum.Unrouted > 0 && o.format != output.Table {
 		fmt.Fprintf(s.Err, "warning: %d of %d answers carry no region: no p4ctl switch stamped their header\n", sum.Unrouted, sum.Replied+sum.Nacked)
-	}
-	return nil
-}
-
-// writeFile creates path and writes it with fn, reporting either failure.
-func writeFile(path string, fn func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
 	}
 	return nil
 }

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/p4ctl/p4ctl/pkg/carbonapi"
-	"github.com/p4ctl/p4ctl/pkg/compiler"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/output"
@@ -20,7 +19,7 @@ import (
 type planOptions struct {
 	configFlag
 	hourFlags
-	givenFlags
+	cmdutil.Flags
 	Epoch  int
 	Policy string
 	Tables []string
@@ -65,14 +64,14 @@ covers one year: other dates are mapped to the same day and hour of it.`,
 
 // Complete loads the configuration and resolves the flags.
 func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
-	o.record(c)
+	o.Flags = flagsOf(c)
 	if err := o.load(c); err != nil {
 		return err
 	}
 	if o.Target != "" {
 		t, ok := o.cfg.Target(o.Target)
 		if !ok {
-			return usageErrorf("--target %q: no such target in %s", o.Target, o.ConfigPath)
+			return cmdutil.Usagef("--target %q: no such target in %s", o.Target, o.ConfigPath)
 		}
 		if len(t.Sites) > 0 {
 			sub, _, err := o.cfg.WithSites(t.Sites)
@@ -85,11 +84,11 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 	if o.Policy != "" {
 		name, ok := config.CanonicalPolicy(o.Policy)
 		if !ok {
-			return usageErrorf("--policy %q: want A, B, C, C+, D or C-cap", o.Policy)
+			return cmdutil.Usagef("--policy %q: want A, B, C, C+, D or C-cap", o.Policy)
 		}
 		p, err := regions.ParsePolicy(name)
 		if err != nil {
-			return usageErrorf("--policy: %w", err)
+			return cmdutil.Usagef("--policy: %w", err)
 		}
 		o.policy = &p
 	}
@@ -101,7 +100,7 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 				name = pipeline.Control + "." + name
 			}
 			if _, ok := pipeline.Schema().Table(name); !ok {
-				return usageErrorf("--table %q: no such table in the pipeline", t)
+				return cmdutil.Usagef("--table %q: no such table in the pipeline", t)
 			}
 			o.tables[name] = true
 		}
@@ -111,49 +110,23 @@ func (o *planOptions) Complete(c *cobra.Command, _ []string) error {
 
 // Validate checks flag combinations and values.
 func (o *planOptions) Validate() error {
-	if err := o.refuseEmpty("policy", "at", "table", "target"); err != nil {
+	if err := o.RefuseEmpty("policy", "at", "table", "target"); err != nil {
 		return err
 	}
-	if err := o.hourFlags.validate(); err != nil {
+	if err := o.HourOptions.Validate(); err != nil {
 		return err
 	}
 	if o.Epoch < 0 || o.Epoch > 255 {
-		return usageErrorf("--epoch %d out of range 0..255", o.Epoch)
+		return cmdutil.Usagef("--epoch %d out of range 0..255", o.Epoch)
 	}
 	return nil
 }
 
-// parseHour accepts RFC 3339 and the shorter 2006-01-02T15[:04] (UTC).
-func parseHour(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2022-01-10T12:00:00Z) or 2022-01-10T12", s)
-}
-
 // Run compiles and prints the plan.
 func (o *planOptions) Run(ctx context.Context, s *streams) error {
-	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{})
+	st, err := controller.CompileHour(ctx, o.cfg, &o.HourOptions, o.now(), uint8(o.Epoch), o.policy)
 	if err != nil {
 		return err
-	}
-	_ = feed.Refresh(ctx) // live sources: fetch now (errors are per zone; PlanAt reports missing data)
-	src := feed.Source
-	at, err := o.hourFlags.resolve(o.cfg, src, o.now())
-	if err != nil {
-		return err
-	}
-	mapYears := feed.MapYears
-	var st *compiler.State
-	if o.cfg.RoutingHysteresis() != nil {
-		st, err = o.hysteretic(feed, at, mapYears)
-	} else {
-		st, err = compiler.PlanAt(o.cfg, src, at, mapYears, uint8(o.Epoch), o.policy)
-	}
-	if err != nil {
-		return fmt.Errorf("plan: %w", err)
 	}
 	if o.tables != nil {
 		kept := st.Entries[:0:0]
@@ -165,38 +138,4 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 		st.Entries = kept
 	}
 	return output.Print(s.Out, o.Format, st)
-}
-
-// hysteretic plans the hour with the configured hysteresis the way the
-// daemon does (controller.Planner: the ranking replayed from the carbon
-// history up to the hour, the safe policy on stale data). A --policy that
-// does not rank by carbon (A, D) is planned without hysteresis.
-func (o *planOptions) hysteretic(feed *controller.CarbonFeed, at time.Time, mapYears bool) (*compiler.State, error) {
-	if !feed.Source.Period().Contains(at) && !feed.Live() {
-		if _, ok := compiler.HourIn(feed.Source.Period(), at); !ok || !mapYears {
-			return nil, fmt.Errorf("%s is outside the carbon data (%s, %s)", at.Format(time.RFC3339), feed.Source.Period(), feed.Source.Describe())
-		}
-	}
-	cfg := o.cfg
-	if o.policy != nil {
-		c := *o.cfg
-		c.Policy.Name = o.policy.String()
-		if !regions.Applies(*o.policy) {
-			c.Policy.Hysteresis = nil
-		}
-		cfg = &c
-	}
-	pl, err := controller.NewPlanner(cfg, feed, nil)
-	if err != nil {
-		return nil, err
-	}
-	p := pl.Plan(at)
-	st, err := p.Compile(uint8(o.Epoch))
-	if err != nil {
-		return nil, err
-	}
-	if !p.DataHour.Equal(p.Hour) {
-		st.Meta.Requested = p.Hour
-	}
-	return st, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
@@ -69,11 +70,11 @@ func (o *pushPipelineOptions) Complete(c *cobra.Command, _ []string) error {
 		return nil
 	}
 	if o.P4Info != "" || o.DeviceConfig != "" {
-		return usageErrorf("give --config p4info,json or --p4info/--device-config, not both")
+		return cmdutil.Usagef("give --config p4info,json or --p4info/--device-config, not both")
 	}
 	parts := strings.Split(o.Pipeline, ",")
 	if len(parts) > 2 || parts[0] == "" {
-		return usageErrorf("--config %q: want p4info[,device-config]", o.Pipeline)
+		return cmdutil.Usagef("--config %q: want p4info[,device-config]", o.Pipeline)
 	}
 	o.P4Info = parts[0]
 	if len(parts) == 2 {
@@ -88,14 +89,14 @@ func (o *pushPipelineOptions) Validate() error {
 		return err
 	}
 	if o.P4Info == "" && o.Action != "commit" {
-		return usageErrorf("--p4info (or --config p4info[,device-config]) is required")
+		return cmdutil.Usagef("--p4info (or --config p4info[,device-config]) is required")
 	}
 	if o.conn.ElectionID.IsZero() {
-		return usageErrorf("--election-id must be ≥ 1: only a primary controller may set the pipeline")
+		return cmdutil.Usagef("--election-id must be ≥ 1: only a primary controller may set the pipeline")
 	}
 	a, err := p4rt.ParsePipelineAction(o.Action)
 	if err != nil {
-		return usageErrorf("--action: %w", err)
+		return cmdutil.Usagef("--action: %w", err)
 	}
 	o.action = a
 	return nil
@@ -107,7 +108,7 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 	if o.P4Info != "" {
 		var err error
 		if cfg, err = p4rt.LoadPipelineContext(ctx, o.P4Info, o.DeviceConfig, o.Cookie); err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 	}
 	c, err := o.conn.dial(o.conn.ElectionID)
@@ -115,7 +116,7 @@ func (o *pushPipelineOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	defer c.Close()
-	ctx, cancel := withTimeout(ctx, o.conn.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.conn.Timeout)
 	defer cancel()
 	where := "switch " + o.conn.GRPCAddr
 	if err := probe(ctx, c, where); err != nil {

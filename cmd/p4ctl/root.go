@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/compiler"
 )
 
@@ -26,21 +27,7 @@ const (
 )
 
 // streams are the command's output streams (tests pass buffers).
-type streams struct {
-	Out io.Writer
-	Err io.Writer
-}
-
-// usageError marks an error as a usage error: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-// usageErrorf returns a usage error (bad flag values, missing arguments).
-func usageErrorf(format string, a ...any) error {
-	return usageError{fmt.Errorf(format, a...)}
-}
+type streams = cmdutil.Streams
 
 // exitCodeError carries a specific exit code with an optional message (an
 // empty message prints nothing, e.g. `diff` exiting 1 on drift).
@@ -74,7 +61,7 @@ evaluations behind them.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return cmdutil.UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(
 		newVersionCmd(s),
@@ -132,7 +119,7 @@ func newHelpCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := c.Root().Find(args)
 			if err != nil || cmd == nil || len(rest) > 0 {
-				return usageErrorf("unknown help topic %q (see '%s --help')", strings.Join(args, " "), c.Root().CommandPath())
+				return cmdutil.Usagef("unknown help topic %q (see '%s --help')", strings.Join(args, " "), c.Root().CommandPath())
 			}
 			cmd.InitDefaultHelpFlag()
 			cmd.InitDefaultVersionFlag()
@@ -232,7 +219,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("interrupted: %w", err)
 	}
 	var ce codedError
-	var ue usageError
+	var ue cmdutil.UsageError
 	if errors.As(err, &ce) && !errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "error:", err)
 		return ce.code
@@ -273,7 +260,7 @@ func groupRunE(c *cobra.Command, _ []string) error {
 			names = append(names, sc.Name())
 		}
 	}
-	return usageErrorf("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
+	return cmdutil.Usagef("%s what? %s (see '%s --help')", c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
 }
 
 // options is the life cycle of a command's flags, kubectl style: Complete
@@ -288,7 +275,7 @@ type options interface {
 // runE is the RunE of a command with options o.
 func runE(o options, s *streams) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		warnDeprecated(c.Flags(), s.Err)
+		cmdutil.WarnDeprecated(c.Flags(), s.Err)
 		if err := o.Complete(c, args); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -71,7 +72,7 @@ func TestFlagConsistency(t *testing.T) {
 					t.Errorf("%s: %q says neither controller YAML nor p4runtime-shell", where, f.Usage)
 				}
 			case "out", "workers":
-				if f.Annotations[aliasOf] == nil {
+				if f.Annotations[cmdutil.AliasOf] == nil {
 					t.Errorf("%s: use --out-dir / --parallel", where)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/p4ctl/p4ctl/pkg/carbonapi"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/controller"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -22,7 +23,7 @@ import (
 // runOptions are the flags of `p4ctl run`.
 type runOptions struct {
 	configFlag
-	givenFlags
+	cmdutil.Flags
 	conn         connFlags
 	Replica      int
 	ReplicaHost  bool
@@ -118,14 +119,14 @@ p4ctl_drift_repairs_total.`,
 // Complete loads the configuration.
 func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 	o.logTuned = true // logged by Run, once, with the daemon's logger
-	o.record(c)
+	o.Flags = flagsOf(c)
 	if err := o.load(c); err != nil {
 		return err
 	}
 	if o.P4Info != "" {
 		pc, err := p4rt.LoadPipelineContext(cmdContext(c), o.P4Info, o.DeviceConfig, 0)
 		if err != nil {
-			return inputError(err)
+			return cmdutil.InputError(err)
 		}
 		// Checked against the program's contract before anything is
 		// pushed: a P4Info of another program would replace the switch's
@@ -135,7 +136,7 @@ func (o *runOptions) Complete(c *cobra.Command, _ []string) error {
 			_, err = controller.NewTranslator(idx)
 		}
 		if err != nil {
-			return usageErrorf("--p4info %s is not a P4Info of the p4ctl program (pkg/pipeline's contract; nothing was pushed): %w", o.P4Info, err)
+			return cmdutil.Usagef("--p4info %s is not a P4Info of the p4ctl program (pkg/pipeline's contract; nothing was pushed): %w", o.P4Info, err)
 		}
 		o.pipeline = pc
 	}
@@ -146,21 +147,21 @@ var ordinalRE = regexp.MustCompile(`-(\d+)$`)
 
 // Validate checks the flags, resolves targets, election ids and the clock.
 func (o *runOptions) Validate() error {
-	if err := o.refuseEmpty(append([]string{"speed", "replay", "p4info", "device-config"}, connFlagNames...)...); err != nil {
+	if err := o.RefuseEmpty(append([]string{"speed", "replay", "p4info", "device-config"}, connFlagNames...)...); err != nil {
 		return err
 	}
 	if err := o.conn.validate(false); err != nil {
 		return err
 	}
-	if err := o.conn.refuseDeviceID(&o.givenFlags, o.ConfigPath); err != nil {
+	if err := o.conn.refuseDeviceID(o.Flags, o.ConfigPath); err != nil {
 		return err
 	}
 	if o.Replica < 0 {
-		return usageErrorf("--replica must be ≥ 0")
+		return cmdutil.Usagef("--replica must be ≥ 0")
 	}
 	if o.Shards < 1 {
-		if o.given("shards") || o.Shards < 0 {
-			return usageErrorf("--shards %d: want ≥ 1 (1 = one group drives every target)", o.Shards)
+		if o.Given("shards") || o.Shards < 0 {
+			return cmdutil.Usagef("--shards %d: want ≥ 1 (1 = one group drives every target)", o.Shards)
 		}
 		o.Shards = 1 // options built without the flags (tests)
 	}
@@ -171,36 +172,36 @@ func (o *runOptions) Validate() error {
 		}
 		m := ordinalRE.FindStringSubmatch(h)
 		if m == nil {
-			return usageErrorf("--replica-from-hostname: host name %q does not end in -N", h)
+			return cmdutil.Usagef("--replica-from-hostname: host name %q does not end in -N", h)
 		}
 		n, _ := strconv.Atoi(m[1])
 		o.Shard, o.Replica = controller.ShardReplica(n, o.Shards)
 	}
 	if o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
-		return usageErrorf("--shard %d of --shards %d: want 0 ≤ shard < shards", o.Shard, o.Shards)
+		return cmdutil.Usagef("--shard %d of --shards %d: want 0 ≤ shard < shards", o.Shard, o.Shards)
 	}
 	if o.Grace < 0 {
-		return usageErrorf("--grace %v: must be ≥ 0", o.Grace)
+		return cmdutil.Usagef("--grace %v: must be ≥ 0", o.Grace)
 	}
 	if o.Poll < 0 {
-		return usageErrorf("--poll %v: must be ≥ 0", o.Poll)
+		return cmdutil.Usagef("--poll %v: must be ≥ 0", o.Poll)
 	}
-	if err := checkEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
+	if err := cmdutil.CheckEnergy("--energy-per-request-wh", o.EnergyWh); err != nil {
 		return err
 	}
 	if o.MetricsAddr != "" {
-		if err := checkHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
+		if err := cmdutil.CheckHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
 			return err
 		}
 	}
 	if o.Refresh < 0 || o.RefreshLimit <= 0 {
-		return usageErrorf("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")
+		return cmdutil.Usagef("--carbon-refresh must be ≥ 0, --carbon-refresh-timeout > 0")
 	}
 	if o.Verify < 0 || o.VerifyFull < 0 {
-		return usageErrorf("--verify-every and --verify-full-every must be ≥ 0 (0 = never)")
+		return cmdutil.Usagef("--verify-every and --verify-full-every must be ≥ 0 (0 = never)")
 	}
 	if o.DeviceConfig != "" && o.P4Info == "" {
-		return usageErrorf("--device-config needs --p4info")
+		return cmdutil.Usagef("--device-config needs --p4info")
 	}
 	targets, err := o.conn.targets(o.cfg, o.conn.ElectionID)
 	if err != nil {
@@ -208,7 +209,7 @@ func (o *runOptions) Validate() error {
 	}
 	if o.Shards > 1 {
 		if targets = controller.ShardTargets(targets, o.Shard, o.Shards); len(targets) == 0 {
-			return usageErrorf("shard %d of %d owns none of the configuration's targets", o.Shard, o.Shards)
+			return cmdutil.Usagef("shard %d of %d owns none of the configuration's targets", o.Shard, o.Shards)
 		}
 	}
 	for i := range targets {
@@ -225,11 +226,11 @@ func (o *runOptions) Validate() error {
 	replay := sched.Mode == config.ScheduleReplay || o.Replay != ""
 	live := o.cfg.Carbon.Live()
 	if replay && live {
-		return usageErrorf("a replay needs a trace or the offline model; carbon.source %s is live (real time only)", o.cfg.Carbon.Source)
+		return cmdutil.Usagef("a replay needs a trace or the offline model; carbon.source %s is live (real time only)", o.cfg.Carbon.Source)
 	}
 	if !replay {
 		if o.Speed != "" || o.Hours >= 0 {
-			return usageErrorf("--speed and --hours apply to a replay (--replay START or schedule.mode: replay)")
+			return cmdutil.Usagef("--speed and --hours apply to a replay (--replay START or schedule.mode: replay)")
 		}
 		o.schedule = controller.Schedule{Jitter: sched.Jitter.Duration, Seed: uint64(time.Now().UnixNano())}
 		o.clock = controller.RealClock{}
@@ -241,16 +242,16 @@ func (o *runOptions) Validate() error {
 		start, speed, hours = r.Start, r.Speed, r.Hours
 	}
 	if o.Replay != "" {
-		t, err := parseHour(o.Replay)
+		t, err := cmdutil.ParseHour(o.Replay)
 		if err != nil {
-			return usageErrorf("--replay: %w", err)
+			return cmdutil.Usagef("--replay: %w", err)
 		}
 		start = t
 	}
 	if o.Speed != "" {
-		v, err := parseSpeed(o.Speed)
+		v, err := cmdutil.ParseSpeed(o.Speed)
 		if err != nil {
-			return usageErrorf("--speed %w", err)
+			return cmdutil.Usagef("--speed %w", err)
 		}
 		speed = v
 	}
@@ -259,7 +260,7 @@ func (o *runOptions) Validate() error {
 	}
 	clk, err := controller.NewReplayClock(start, speed)
 	if err != nil {
-		return usageErrorf("%w", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	o.clock = clk
 	o.schedule = controller.Schedule{Replay: true, Start: start, Hours: hours}
@@ -281,11 +282,11 @@ func (o *runOptions) cleanupHint(s controller.TargetSummary) string {
 
 // Run runs the daemon until interrupted (or the replay ends).
 func (o *runOptions) Run(ctx context.Context, s *streams) error {
-	log, err := newLogger(s.Err, o.LogFormat, o.LogLevel)
+	log, err := cmdutil.NewLogger(s.Err, o.LogFormat, o.LogLevel)
 	if err != nil {
 		return err
 	}
-	feed, err := carbonFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
+	feed, err := controller.OpenCommandFeed(ctx, o.cfg, carbonapi.Options{Logger: log, RefreshTimeout: o.RefreshLimit})
 	if err != nil {
 		return err
 	}
@@ -316,7 +317,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 		if err != nil {
 			return err
 		}
-		if !isLoopbackAddr(o.MetricsAddr) {
+		if !cmdutil.IsLoopbackAddr(o.MetricsAddr) {
 			log.Warn("metrics are reachable beyond this machine", "addr", srv.Addr().String())
 		}
 		log.Info("serving /metrics, /healthz and /livez", "addr", srv.Addr().String())

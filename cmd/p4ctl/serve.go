@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/fnserver"
 	"github.com/p4ctl/p4ctl/pkg/wire"
 )
@@ -73,7 +74,7 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 	f.StringVar(&o.DefaultExec, "default-exec", "exp:1ms", "execution time of exec classes not given with --exec-class")
 	f.StringVar(&o.Mode, "mode", string(fnserver.Sleep), "sleep (concurrent) or busy (spin a core per executing request)")
 	f.IntVar(&o.Workers, "concurrency", 0, "requests executed at once, the server's capacity (0 = unbounded); more requests wait")
-	deprecatedAlias(f, "workers", "concurrency")
+	cmdutil.DeprecatedAlias(f, "workers", "concurrency")
 	f.IntVar(&o.MaxQueue, "max-queue", fnserver.DefaultMaxQueue, "requests waiting for a worker before new ones are dropped")
 	f.StringArrayVar(&o.Delays, "delay", nil, "SITE=DURATION added before replying to requests of site id SITE (repeatable; emulates WAN latency where tc netem is unavailable)")
 	f.BoolVar(&o.Timing, "timing", false, "start every reply's payload with what the server measured (queue, execution, delay; 20 bytes, see pkg/fnserver.Timing) for the load generator's SLA accounting")
@@ -87,7 +88,7 @@ gamma:MEAN,CV, pareto:MIN,SHAPE.`,
 // Complete parses distributions and delays.
 func (o *serveOptions) Complete(c *cobra.Command, _ []string) error {
 	if !c.Flags().Changed("server-id") {
-		return usageErrorf("--server-id is required (0..1023, or %d for a remote region's gateway)", wire.NoServer)
+		return cmdutil.Usagef("--server-id is required (0..1023, or %d for a remote region's gateway)", wire.NoServer)
 	}
 	o.cfg = fnserver.Config{Addr: o.Addr, Mode: fnserver.Mode(o.Mode), Workers: o.Workers, MaxQueue: o.MaxQueue,
 		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Timing: o.Timing, Classes: map[uint8]fnserver.Dist{}}
@@ -98,25 +99,25 @@ func (o *serveOptions) Complete(c *cobra.Command, _ []string) error {
 	for _, spec := range classes {
 		class, d, err := fnserver.ParseClassDist(spec)
 		if err != nil {
-			return usageErrorf("--exec-class: %v", err)
+			return cmdutil.Usagef("--exec-class: %v", err)
 		}
 		if _, dup := o.cfg.Classes[class]; dup {
-			return usageErrorf("--exec-class: class %d given twice", class)
+			return cmdutil.Usagef("--exec-class: class %d given twice", class)
 		}
 		o.cfg.Classes[class] = d
 	}
 	d, err := fnserver.ParseDist(o.DefaultExec)
 	if err != nil {
-		return usageErrorf("--default-exec: %v", err)
+		return cmdutil.Usagef("--default-exec: %v", err)
 	}
 	o.cfg.Default = d
 	for _, spec := range o.Delays {
 		sd, err := fnserver.ParseSiteDelay(spec)
 		if err != nil {
-			return usageErrorf("--delay: %v", err)
+			return cmdutil.Usagef("--delay: %v", err)
 		}
 		if slices.ContainsFunc(o.cfg.Delays, func(x fnserver.SiteDelay) bool { return x.Site == sd.Site }) {
-			return usageErrorf("--delay: site %d given twice", sd.Site)
+			return cmdutil.Usagef("--delay: site %d given twice", sd.Site)
 		}
 		o.cfg.Delays = append(o.cfg.Delays, sd)
 	}
@@ -127,21 +128,21 @@ func (o *serveOptions) Complete(c *cobra.Command, _ []string) error {
 func (o *serveOptions) Validate() error {
 	switch {
 	case o.ServerID < 0 || o.ServerID > 1023 && o.ServerID != wire.NoServer:
-		return usageErrorf("--server-id %d: want 0..1023, or %d for a remote region's gateway", o.ServerID, wire.NoServer)
+		return cmdutil.Usagef("--server-id %d: want 0..1023, or %d for a remote region's gateway", o.ServerID, wire.NoServer)
 	case o.Mode != string(fnserver.Sleep) && o.Mode != string(fnserver.Busy):
-		return usageErrorf("--mode %q: want sleep or busy", o.Mode)
+		return cmdutil.Usagef("--mode %q: want sleep or busy", o.Mode)
 	case o.Workers < 0 || o.Workers > 1<<16:
-		return usageErrorf("--concurrency %d: want 0..65536", o.Workers)
+		return cmdutil.Usagef("--concurrency %d: want 0..65536", o.Workers)
 	case o.MaxQueue < 1 || o.MaxQueue > 1<<20:
-		return usageErrorf("--max-queue %d: want 1..1048576", o.MaxQueue)
+		return cmdutil.Usagef("--max-queue %d: want 1..1048576", o.MaxQueue)
 	case o.DrainTimeout <= 0 || o.DrainTimeout > 10*time.Minute:
-		return usageErrorf("--drain-timeout %v: want > 0 and <= 10m", o.DrainTimeout)
+		return cmdutil.Usagef("--drain-timeout %v: want > 0 and <= 10m", o.DrainTimeout)
 	}
-	if err := checkHostPort("--addr", o.Addr, true); err != nil {
+	if err := cmdutil.CheckHostPort("--addr", o.Addr, true); err != nil {
 		return err
 	}
 	if o.MetricsAddr != "" {
-		if err := checkHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
+		if err := cmdutil.CheckHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
 			return err
 		}
 	}

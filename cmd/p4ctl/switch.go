@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/afpacket"
+	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
@@ -104,11 +105,11 @@ func (o *switchOptions) Complete(c *cobra.Command, _ []string) error {
 	}
 	b, err := inputfile.Read(ctx, o.P4InfoFile, inputfile.MaxSize)
 	if err != nil {
-		return inputError(fmt.Errorf("read --p4info: %w", err))
+		return cmdutil.InputError(fmt.Errorf("read --p4info: %w", err))
 	}
 	var info p4configv1.P4Info
 	if err := prototext.Unmarshal(b, &info); err != nil {
-		return inputError(fmt.Errorf("parse %s as a text-format P4Info: %w", o.P4InfoFile, err))
+		return cmdutil.InputError(fmt.Errorf("parse %s as a text-format P4Info: %w", o.P4InfoFile, err))
 	}
 	o.p4info = &info
 	return nil
@@ -127,36 +128,36 @@ func (o *switchOptions) Validate() error {
 		o.Datapath = datapathGo
 	case datapathGo, datapathXDP:
 	default:
-		return usageErrorf("--datapath %q: want %s or %s", o.Datapath, datapathGo, datapathXDP)
+		return cmdutil.Usagef("--datapath %q: want %s or %s", o.Datapath, datapathGo, datapathXDP)
 	}
 	if o.Datapath != datapathXDP && o.XDPGeneric {
-		return usageErrorf("--xdp-generic is for --datapath xdp")
+		return cmdutil.Usagef("--xdp-generic is for --datapath xdp")
 	}
-	if err := checkHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
+	if err := cmdutil.CheckHostPort("--grpc-addr", o.GRPCAddr, true); err != nil {
 		return err
 	}
 	if o.CPUPort == 0 || o.CPUPort >= 1<<9 {
-		return usageErrorf("--cpu-port %d: want 1..511 (9-bit ports)", o.CPUPort)
+		return cmdutil.Usagef("--cpu-port %d: want 1..511 (9-bit ports)", o.CPUPort)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return usageErrorf("--tls-cert and --tls-key go together")
+		return cmdutil.Usagef("--tls-cert and --tls-key go together")
 	}
 	if o.TLSClientCA != "" && o.TLSCert == "" {
-		return usageErrorf("--tls-client-ca needs --tls-cert and --tls-key")
+		return cmdutil.Usagef("--tls-client-ca needs --tls-cert and --tls-key")
 	}
 	if o.NoP4 && o.p4info != nil {
-		return usageErrorf("--no-p4 and --p4info are exclusive")
+		return cmdutil.Usagef("--no-p4 and --p4info are exclusive")
 	}
 	o.ports = nil
 	for _, v := range o.Interfaces {
 		sp, err := ports.ParseSpec(v)
 		if err != nil {
-			return usageErrorf("-i: %w", err)
+			return cmdutil.Usagef("-i: %w", err)
 		}
 		o.ports = append(o.ports, sp)
 	}
 	if err := ports.Validate(o.ports, o.CPUPort); err != nil {
-		return usageErrorf("-i: %w", err)
+		return cmdutil.Usagef("-i: %w", err)
 	}
 	// The files are read now, so that nothing is announced (or served)
 	// with TLS flags that cannot work.
@@ -177,22 +178,10 @@ func (o *switchOptions) Validate() error {
 	return nil
 }
 
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // Run serves P4Runtime, and moves frames between the data-plane ports and
 // their interfaces, until ctx is done or a port fails.
 func (o *switchOptions) Run(ctx context.Context, s *streams) error {
-	log, err := newLogger(s.Err, "text", "info")
+	log, err := cmdutil.NewLogger(s.Err, "text", "info")
 	if err != nil {
 		return err
 	}
@@ -235,7 +224,7 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if !isLoopbackAddr(o.GRPCAddr) {
+	if !cmdutil.IsLoopbackAddr(o.GRPCAddr) {
 		fmt.Fprintf(s.Err, "warning: P4Runtime is reachable beyond this machine (%s)%s\n", o.GRPCAddr,
 			map[bool]string{true: "", false: " without TLS"}[o.TLSCert != ""])
 	}
