@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -80,9 +81,10 @@ type savingPoint struct {
 	Violates bool
 }
 
-// savingSeries is one policy's line of the saving plot: the SLA classes at
-// 0, 1, … (each policy dodged sideways, so coinciding policies stay
-// visible) and the mixed workload apart at mixedX.
+// savingSeries is one policy's points in the saving plot: the SLA classes
+// at 0, 1, … of a nominal axis and the mixed workload apart at mixedX, the
+// last category (each policy dodged sideways within a category, so
+// coinciding policies stay visible).
 type savingSeries struct {
 	Policy string
 	Points []savingPoint
@@ -93,7 +95,7 @@ type savingSeries struct {
 // points, dodged and marked when they violate the SLA.
 func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, mixedX float64) {
 	cls := classesOf(r)
-	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)
 	pols := regions.Policies()[1:]
 	for k, pol := range pols {
 		dx := figure.Dodge(k, len(pols), 1)
@@ -115,20 +117,17 @@ func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, 
 // white centre (hollow) can mark a point that violates the SLA.
 var filledShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 
-// savingPlot draws the saving per SLA class as one line per policy; the
-// mixed workload is not a point on the SLA axis, so it stands apart, past a
-// dashed separator, as markers only. Points that violate the SLA are
-// hollow: a saving bought by breaking the SLA (B, D) is not one to compare.
+// savingPlot draws the saving per SLA class as points, one colour and
+// shape per policy, on a nominal axis: the classes are categories, not
+// points of a scale, so no line joins them (issue 27 item 19). The mixed
+// workload is the last category, past a dashed separator. Points that
+// violate the SLA are hollow: a saving bought by breaking the SLA (B, D)
+// is not one to compare.
 func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
 	p.X.Label.Text = "SLA class (ms); hollow marker: that policy routes some requests beyond their SLA"
 	p.Y.Label.Text = "saving vs A (%)"
 	series, slas, mixedX := savingSeriesOf(r, pool)
-	var ticks []plot.Tick
-	for i, c := range slas {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(append(ticks, plot.Tick{Value: mixedX, Label: "mixed"}))
 	ymax := 0.0
 	marks := func(pts []savingPoint, col color.Color, shape draw.GlyphDrawer, radius vg.Length) error {
 		var all, hollow plotter.XYs
@@ -161,34 +160,25 @@ func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	for k, s := range series {
 		col := plotutil.Color(k)
 		shape := filledShapes[k%len(filledShapes)]
-		var pts plotter.XYs
-		for _, pt := range s.Points {
-			pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
-		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		l.Color, l.Dashes = col, plotutil.Dashes(k)
-		p.Add(l)
-		if err := marks(s.Points, col, shape, vg.Points(3)); err != nil {
+		if err := marks(s.Points, col, shape, vg.Points(3.5)); err != nil {
 			return nil, err
 		}
 		if s.Mixed != nil {
-			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(4)); err != nil {
+			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(3.5)); err != nil {
 				return nil, err
 			}
 		}
-		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3)}}
-		p.Legend.Add(s.Policy, l, thumb)
+		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3.5)}}
+		p.Legend.Add(s.Policy, thumb)
 	}
-	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.75, Y: 0}, {X: mixedX - 0.75, Y: math.Max(ymax, 1) * 1.05}})
+	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.5, Y: 0}, {X: mixedX - 0.5, Y: math.Max(ymax, 1) * 1.05}})
 	if err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
 	}
 	sep.Color, sep.Dashes = color.Gray{Y: 150}, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(sep, plotter.NewGrid())
-	p.X.Min, p.X.Max = -0.4, mixedX+0.4
+	p.NominalX(append(slices.Clone(slas), "mixed")...)
+	p.X.Min, p.X.Max = -0.5, mixedX+0.5
 	return p, nil
 }
 

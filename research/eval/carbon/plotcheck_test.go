@@ -1,9 +1,38 @@
 package carbon
 
 import (
+	"bytes"
 	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 )
+
+// plotGolden compares a plot's description with testdata/name; -update
+// (this package's flag: internal/testing/golden would register it twice)
+// rewrites the file.
+func plotGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
 
 // luminance is the relative luminance (Rec. 709) of c, 0..1.
 func luminance(c color.Color) float64 {
@@ -35,5 +64,35 @@ func TestHeatmapColormapSequential(t *testing.T) {
 	hi, _ := cm.At(1000)
 	if luminance(lo)-luminance(hi) < 0.5 {
 		t.Errorf("the map spans luminance %.2f..%.2f only", luminance(hi), luminance(lo))
+	}
+}
+
+// Issue 27 item 19: the SLA classes were categories joined by lines as if
+// the axis were linear. Golden check: the x axis is nominal (the five
+// classes, then mixed), no line joins two categories (the dashed separator
+// before mixed stands within one gap), and the policies are points.
+func TestSavingPlotCategorical(t *testing.T) {
+	r := smallResult(t)
+	for _, pool := range r.Pools {
+		p, err := savingPlot(r, pool, "src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := figcheck.Axis(&p.X)
+		if x.Kind != figcheck.Nominal || !slices.Equal(x.Ticks, []string{"300", "500", "800", "1000", "3000", "mixed"}) {
+			t.Errorf("pool %d: x axis %s, want nominal: the classes, then mixed", pool, x)
+		}
+		for _, l := range figcheck.Lines(p) {
+			lo, hi := l[0].X, l[0].X
+			for _, pt := range l {
+				lo, hi = min(lo, pt.X), max(hi, pt.X)
+			}
+			if hi-lo >= 0.5 {
+				t.Errorf("pool %d: a line joins categories %.1f to %.1f: %v", pool, lo, hi, l)
+			}
+		}
+		if pool == 5 {
+			plotGolden(t, "saving_vs_sla_pool5.golden", []byte(figcheck.Describe(p)))
+		}
 	}
 }
