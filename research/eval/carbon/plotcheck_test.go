@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
@@ -95,4 +96,66 @@ func TestSavingPlotCategorical(t *testing.T) {
 			plotGolden(t, "saving_vs_sla_pool5.golden", []byte(figcheck.Describe(p)))
 		}
 	}
+}
+
+// cdfResult is a result whose policy C has, per class, runs saving around
+// the given percentage (±0.1).
+func cdfResult(pool int, around map[string]float64) *Result {
+	r := &Result{Pools: []int{pool}, SLAs: []float64{300, 500, 800, 1000, 3000}}
+	for _, c := range classesOf(r) {
+		v, ok := around[c]
+		if !ok {
+			continue
+		}
+		r.Rows = append(r.Rows, Row{Pool: pool, Policy: "C", Class: c, RunSavingPct: []float64{v - 0.1, v, v + 0.05, v + 0.1}})
+	}
+	return r
+}
+
+// Issue 27 item 19: in saving_cdf_C_pool12 the curves of 800, 1000 and
+// 3000 ms (all ≈ 95.8 %) hid under each other. Curves closer than the
+// eye can tell apart are annotated on the plot with the classes they are
+// (and drawn nested, wider first, so each colour shows); curves apart
+// carry no annotation.
+func TestCDFOverlapAnnotated(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		around map[string]float64
+		want   []string
+	}{
+		{"pool 12 on the 2022 traces", map[string]float64{"300": 0, "500": 23.8, "800": 95.8, "1000": 95.8, "3000": 95.78, "mixed": 55},
+			[]string{"800, 1000, 3000 ms"}},
+		{"apart", map[string]float64{"300": 0, "500": 20, "800": 40, "1000": 60, "3000": 80, "mixed": 50}, nil},
+		{"pool 5 on the 2022 traces", map[string]float64{"300": 0, "500": 23.8, "800": 25.5, "1000": 42, "3000": 43.9, "mixed": 25},
+			[]string{"800 ms, mixed"}},
+		{"a class and mixed", map[string]float64{"300": 0, "500": 23.8, "800": 60, "1000": 80, "3000": 95, "mixed": 24},
+			[]string{"500 ms, mixed"}},
+		{"two pairs", map[string]float64{"300": 0, "500": 0.2, "800": 60, "1000": 95.8, "3000": 95.9, "mixed": 30},
+			[]string{"300, 500 ms", "1000, 3000 ms"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := cdfPlot(cdfResult(12, c.around), 12, "src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Each annotation is two lines: the classes, then "overlap: …".
+			got := figcheck.Annotations(p)
+			if len(got) != 2*len(c.want) {
+				t.Fatalf("annotations %q, want the classes %q, each with its range", got, c.want)
+			}
+			for i, w := range c.want {
+				if got[2*i] != w || !strings.HasPrefix(got[2*i+1], "overlap: ") {
+					t.Errorf("annotation %q, want %q and its range", got[2*i:2*i+2], w)
+				}
+			}
+			if len(figcheck.Legend(p)) != len(c.around) {
+				t.Errorf("legend %q: not one entry per class", figcheck.Legend(p))
+			}
+		})
+	}
+	p, err := cdfPlot(cdfResult(12, map[string]float64{"300": 0, "500": 23.8, "800": 95.8, "1000": 95.8, "3000": 95.78, "mixed": 55}), 12, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plotGolden(t, "saving_cdf_C_pool12.golden", []byte(figcheck.Describe(p)))
 }
