@@ -2,6 +2,7 @@ package micro
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"sort"
@@ -150,22 +151,41 @@ func ScenarioLine(c Config, o Options) string {
 }
 
 // plot is E1's figure: a box per policy of its violation rate across
-// seeds, on a linear axis from 0, under the scenario it ran.
+// seeds, under the scenario it ran, on a log axis that holds both our
+// rates and the study's figures beside them (issue 27 item 19: on a linear
+// axis our ≈ 1 % sat squashed under the study's 35 %). The legend explains
+// our marks as well as the study's.
 func (r *E1Result) plot() (*plot.Plot, error) {
-	p := newPlot("E1: SLO violations per policy across seeds\n"+ScenarioLine(r.Scenario, r.Options), "", "violation rate (%), axis from 0")
+	p := newPlot("E1: SLO violations per policy across seeds\n"+ScenarioLine(r.Scenario, r.Options), "", "violation rate (%, log scale)")
+	logY(p)
 	names := make([]string, len(r.Cells))
+	lo, hi := 100*studyE1LateRate, 100*studyE1RandomAbove
+	floored, outliers := false, false
+	seeds := 0
 	for i, c := range r.Cells {
 		vals := make(plotter.Values, len(c.PerSeed))
 		for j, v := range c.PerSeed {
-			vals[j] = 100 * v
+			vals[j] = floorPct(100 * v)
+			floored = floored || vals[j] != 100*v
+			lo, hi = math.Min(lo, vals[j]), math.Max(hi, vals[j])
 		}
+		seeds = max(seeds, len(vals))
 		b, err := plotter.NewBoxPlot(vg.Points(18), float64(i), vals)
 		if err != nil {
 			return nil, fmt.Errorf("plot e1: %w", err)
 		}
 		b.FillColor = plotutil.Color(i)
+		outliers = outliers || len(b.Outside) > 0
 		p.Add(b)
 		names[i] = c.Policy
+	}
+	if floored {
+		p.Y.Label.Text = "violation rate (%, log scale; 0 drawn at 0.001)"
+	}
+	p.Legend.Add(fmt.Sprintf("ours, %d seeds: box = quartiles, line = median", seeds), boxThumb{})
+	p.Legend.Add("ours: whiskers, seeds within 1.5 × IQR", whiskerThumb{})
+	if outliers {
+		p.Legend.Add("ours: a seed beyond them", &plotter.Scatter{GlyphStyle: plotter.DefaultGlyphStyle})
 	}
 	if err := e1StudyMarks(p, r.Cells); err != nil {
 		return nil, err
@@ -174,8 +194,37 @@ func (r *E1Result) plot() (*plot.Plot, error) {
 	p.X.Min, p.X.Max = -0.6, float64(len(r.Cells))-0.4 // room for the marks beside the last box
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign = draw.XRight
-	p.Y.Min = 0 // a linear axis starts at 0, so box heights compare
+	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 	return p, nil
+}
+
+// boxThumb is the legend's sample of a box plot's box: a grey box with
+// its median line.
+type boxThumb struct{}
+
+// Thumbnail implements plot.Thumbnailer.
+func (boxThumb) Thumbnail(c *draw.Canvas) {
+	w := c.Max.X - c.Min.X
+	r := vg.Rectangle{Min: vg.Point{X: c.Min.X + w/4, Y: c.Min.Y}, Max: vg.Point{X: c.Max.X - w/4, Y: c.Max.Y}}
+	c.SetColor(color.Gray{Y: 200})
+	c.Fill(r.Path())
+	c.StrokeLines(plotter.DefaultLineStyle, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}, r.Min})
+	mid := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(plotter.DefaultLineStyle, r.Min.X, mid, r.Max.X, mid)
+}
+
+// whiskerThumb is the legend's sample of a box plot's whisker: a dashed
+// vertical line with a cap.
+type whiskerThumb struct{}
+
+// Thumbnail implements plot.Thumbnailer.
+func (whiskerThumb) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	w := (c.Max.X - c.Min.X) / 4
+	sty := draw.LineStyle{Color: color.Black, Width: vg.Points(0.5), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+	c.StrokeLine2(sty, x, c.Min.Y, x, c.Max.Y)
+	sty.Dashes = nil
+	c.StrokeLine2(sty, x-w, c.Max.Y, x+w, c.Max.Y)
 }
 
 // studyMarks adds the study's figures (reported) at pts as glyphs of shape
