@@ -6,6 +6,8 @@
 package figcheck
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"image/color"
 	"math"
@@ -244,6 +246,42 @@ func TitleProblem(title string) string {
 	}
 	if m := path.FindString(title); m != "" {
 		return fmt.Sprintf("a file path (%q)", strings.TrimSpace(m))
+	}
+	return ""
+}
+
+// SVGMeta reads the <title> and <desc> that figure.Save writes as the first
+// children of an SVG's root; title's lines are joined by " — ".
+func SVGMeta(svg []byte) (title, desc string, err error) {
+	var doc struct {
+		XMLName xml.Name `xml:"svg"`
+		Title   string   `xml:"title"`
+		Desc    string   `xml:"desc"`
+	}
+	if err := xml.NewDecoder(bytes.NewReader(svg)).Decode(&doc); err != nil {
+		return "", "", fmt.Errorf("figcheck: %w", err)
+	}
+	return doc.Title, doc.Desc, nil
+}
+
+// SVGProblem says what is wrong with a figure's SVG as saved by
+// figure.Save with a caption, or "" when nothing is: no title, a title
+// with a TitleProblem, or a <desc> (the caption) that lacks one of want.
+func SVGProblem(svg []byte, want ...string) string {
+	title, desc, err := SVGMeta(svg)
+	switch {
+	case err != nil:
+		return err.Error()
+	case title == "":
+		return "no <title>"
+	}
+	if pr := TitleProblem(strings.ReplaceAll(title, " — ", "\n")); pr != "" {
+		return fmt.Sprintf("title %q: %s", title, pr)
+	}
+	for _, w := range want {
+		if !strings.Contains(desc, w) {
+			return fmt.Sprintf("<desc> %q lacks %q", desc, w)
+		}
 	}
 	return ""
 }

@@ -107,3 +107,24 @@ func TestTitleProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestSVGProblem(t *testing.T) {
+	const head = `<?xml version="1.0"?>
+<svg width="1pt" height="1pt" xmlns="http://www.w3.org/2000/svg">`
+	for _, c := range []struct {
+		name, svg, want string
+	}{
+		{"fine", head + "\n<title>Saving — 12 regions</title>\n<desc>Carbon data: x; signal: y</desc></svg>", ""},
+		{"no title", head + "</svg>", "no <title>"},
+		{"path", head + "<title>Saving — traces in /work/shared/data</title><desc>signal</desc></svg>", "a file path"},
+		{"long", head + "<title>a — b — c</title><desc>signal</desc></svg>", "3 lines"},
+		{"no provenance", head + "<title>a</title></svg>", "lacks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := SVGProblem([]byte(c.svg), "signal")
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("SVGProblem = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
