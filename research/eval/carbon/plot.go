@@ -23,26 +23,26 @@ import (
 
 // WritePlots renders the experiment's plots into dir as PNG and SVG: saving
 // vs SLA per policy, routing shares of C (stacked bars), the hourly carbon
-// heatmap and the CDF of per-run savings of C, per pool. Every plot names
-// its carbon source. It returns the files written.
+// heatmap and the CDF of per-run savings of C, per pool. Every plot's
+// title says what it shows; its caption names the carbon source, the
+// signal and the runs (figure.Caption). It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
-	out := &figure.Plots{Dir: dir}
+	out := &figure.Plots{Dir: dir, Caption: plotCaption(r)}
 	for _, pool := range r.Pools {
-		p, err := savingPlot(r, pool, src)
+		p, err := savingPlot(r, pool)
 		if err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
-		if p, err = sharePlot(r, pool, src); err != nil {
+		if p, err = sharePlot(r, pool); err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
-		if p, err = cdfPlot(r, pool, src); err != nil {
+		if p, err = cdfPlot(r, pool); err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
@@ -50,7 +50,7 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		}
 	}
 	if r.table != nil {
-		p, bar := heatmap(r, src)
+		p, bar := heatmap(r)
 		if err := out.SaveSized(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
 			return nil, err
 		}
@@ -66,9 +66,16 @@ func classesOf(r *Result) []string {
 	return append(out, "mixed")
 }
 
-func newPlot(title, src string) *plot.Plot {
+// plotCaption is the provenance of the experiment's plots: the carbon
+// source whole (file paths included), the signal and the runs.
+func plotCaption(r *Result) string {
+	return fmt.Sprintf("carbon: %s; signal: %s; site %s, %d runs of %d requests (%d mixed) from seed %d, drawn from the hours of %s",
+		r.CarbonSource, r.Signal, r.Site, r.Runs, r.Requests, r.MixedRequests, r.Seed, r.Period)
+}
+
+func newPlot(title string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title + "\n" + src
+	p.Title.Text = title
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
@@ -124,8 +131,8 @@ var filledShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.
 // workload is the last category, past a dashed separator. Points that
 // violate the SLA are hollow: a saving bought by breaking the SLA (B, D)
 // is not one to compare.
-func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
+func savingPlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool))
 	p.X.Label.Text = "SLA class (ms); hollow marker: that policy routes some requests beyond their SLA"
 	p.Y.Label.Text = "saving vs A (%)"
 	series, slas, mixedX := savingSeriesOf(r, pool)
@@ -210,8 +217,8 @@ func shareSeriesOf(r *Result, pool int) []shareSeries {
 	return out
 }
 
-func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+func sharePlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool))
 	p.X.Label.Text = "SLA class (ms)"
 	p.Y.Label.Text = "share of requests (%)"
 	p.NominalX(classesOf(r)...)
@@ -303,8 +310,8 @@ func overlapLabel(curves []cdfCurve, g []int) string {
 // on each other (the 12-region pool's 800, 1000 and 3000 ms all save
 // ≈ 95.8 %: issue 27 item 19) are drawn nested, the first widest, so each
 // colour shows, and annotated on the plot with the classes they are.
-func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool), src)
+func cdfPlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool))
 	p.X.Label.Text = "saving of one run (%)"
 	p.Y.Label.Text = "fraction of runs"
 	cls := classesOf(r)
@@ -411,9 +418,9 @@ func heatmapColors() palette.ColorMap { return palette.Reverse(moreland.BlackBod
 
 // heatmap draws the hourly carbon intensity per region (x = date, y =
 // region) with a colour bar that gives the scale.
-func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
+func heatmap(r *Result) (*plot.Plot, *plot.Plot) {
 	g := grid{t: r.table, idx: r.table.Regions().Indices()}
-	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period), src)
+	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, z := range r.Zones {
 		lo, hi = math.Min(lo, z.Min), math.Max(hi, z.Max)

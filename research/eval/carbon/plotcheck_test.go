@@ -75,7 +75,7 @@ func TestHeatmapColormapSequential(t *testing.T) {
 func TestSavingPlotCategorical(t *testing.T) {
 	r := smallResult(t)
 	for _, pool := range r.Pools {
-		p, err := savingPlot(r, pool, "src")
+		p, err := savingPlot(r, pool)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestCDFOverlapAnnotated(t *testing.T) {
 			[]string{"300, 500 ms", "1000, 3000 ms"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := cdfPlot(cdfResult(12, c.around), 12, "src")
+			p, err := cdfPlot(cdfResult(12, c.around), 12)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,9 +153,37 @@ func TestCDFOverlapAnnotated(t *testing.T) {
 			}
 		})
 	}
-	p, err := cdfPlot(cdfResult(12, map[string]float64{"300": 0, "500": 23.8, "800": 95.8, "1000": 95.8, "3000": 95.78, "mixed": 55}), 12, "src")
+	p, err := cdfPlot(cdfResult(12, map[string]float64{"300": 0, "500": 23.8, "800": 95.8, "1000": 95.8, "3000": 95.78, "mixed": 55}), 12)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plotGolden(t, "saving_cdf_C_pool12.golden", []byte(figcheck.Describe(p)))
+}
+
+// tracesSource is how a run on the shared traces names its carbon source.
+const tracesSource = "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
+
+// Issue 27 item 19: the titles ran to four lines and more, with file
+// paths (the carbon source). Every plot's title is at most two lines and
+// names no file; the carbon source and the signal are its caption, whole
+// in the SVG's <desc>.
+func TestPlotTitlesShort(t *testing.T) {
+	r := smallResult(t)
+	r.CarbonSource = tracesSource
+	files, err := WritePlots(r, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := figcheck.SVGProblem(svg, tracesSource, "signal: "+r.Signal); pr != "" {
+			t.Errorf("%s: %s", filepath.Base(f), pr)
+		}
+	}
 }
