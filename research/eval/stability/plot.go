@@ -22,27 +22,29 @@ import (
 // WritePlots renders the evaluation's plots into dir as PNG and SVG
 // (pkg/figure): the saving-vs-changes Pareto plot of policy C's sweep
 // over all sites and per site, and the changes per day of each (site, SLA
-// class) hourly and with hysteresis. Every title names the carbon source
-// and the signal. It returns the files written.
+// class) hourly and with hysteresis. Every plot's title says what it
+// shows; its caption names the carbon source, the signal and the runs
+// (figure.Caption). It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
-	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 5 * vg.Inch}
-	p, err := paretoPlot(r, "", src)
+	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 5 * vg.Inch, Caption: plotCaption(r)}
+	// The Pareto plots' caption starts with how to read their marks.
+	pareto := figure.Caption(paretoKey + ".\n" + out.Caption)
+	p, err := paretoPlot(r, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := out.Save(p, "stability_pareto"); err != nil {
+	if err := out.Save(p, "stability_pareto", pareto); err != nil {
 		return nil, err
 	}
 	for _, s := range r.Sites {
-		if p, err = paretoPlot(r, s, src); err != nil {
+		if p, err = paretoPlot(r, s); err != nil {
 			return nil, err
 		}
-		if err := out.Save(p, "stability_pareto_"+s); err != nil {
+		if err := out.Save(p, "stability_pareto_"+s, pareto); err != nil {
 			return nil, err
 		}
 	}
-	if p, err = changesPlot(r, src); err != nil {
+	if p, err = changesPlot(r); err != nil {
 		return nil, err
 	}
 	if err := out.Save(p, "stability_changes_by_class"); err != nil {
@@ -109,9 +111,20 @@ func ptrs(ps []paretoPoint) []*paretoPoint {
 	return out
 }
 
-func newPlot(title, src string) *plot.Plot {
+// plotCaption is the provenance of the evaluation's plots: the carbon
+// source whole (file paths included), the signal and the runs.
+func plotCaption(r *Result) string {
+	return fmt.Sprintf("carbon: %s; signal: %s; sites %s, %d regions, %d requests per site and hour from seed %d, latency model %s, %s (%.0f days)",
+		r.CarbonSource, r.Signal, strings.Join(r.Sites, ", "), len(r.Pool), r.RequestsPerHour, r.Seed, r.LatencyModel, r.Period, r.Days)
+}
+
+// paretoKey is how to read the Pareto plots' marks, the start of their
+// caption.
+const paretoKey = "Labels: min_gain/min_hold; outlines lie on other marks"
+
+func newPlot(title string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title + "\n" + src
+	p.Title.Text = title
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
@@ -262,12 +275,12 @@ func (o outlineGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point
 // beside ours, labelled: a line when it falls in the plotted range, else a
 // note on the data saying it lies below (or above) the axis — not a legend
 // entry with nothing drawn.
-func paretoPlot(r *Result, site, src string) (*plot.Plot, error) {
+func paretoPlot(r *Result, site string) (*plot.Plot, error) {
 	where := "all sites"
 	if site != "" {
 		where = "site " + site
 	}
-	p := newPlot(fmt.Sprintf("Policy C: saving vs region changes\n%s, %d regions, %.0f days; labels: min_gain/min_hold; outlines lie on other marks", where, len(r.Pool), r.Days), src)
+	p := newPlot(fmt.Sprintf("Policy C: saving vs region changes\n%s, %d regions, %.0f days", where, len(r.Pool), r.Days))
 	p.X.Label.Text = "changes of the chosen region per day (all SLA classes)"
 	p.Y.Label.Text = "carbon saving vs A (%)"
 	hourly, chosen, grid, horizons := paretoOf(r, site)
@@ -395,8 +408,8 @@ func indexByte(s string, b byte) int {
 
 // changesPlot draws policy C's changes per day per (site, SLA class),
 // hourly beside the evaluated hysteresis.
-func changesPlot(r *Result, src string) (*plot.Plot, error) {
-	p := newPlot("Policy C: changes of the chosen region per day\nper site and SLA class", src)
+func changesPlot(r *Result) (*plot.Plot, error) {
+	p := newPlot("Policy C: changes of the chosen region per day\nper site and SLA class")
 	p.Y.Label.Text = "changes per day"
 	p.X.Label.Text = "site / SLA class (ms)"
 	var names []string

@@ -3,6 +3,8 @@ package stability
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +30,7 @@ func TestParetoPlotAxisAndLegend(t *testing.T) {
 	res := run(t, c)
 	for _, site := range append([]string{""}, res.Sites...) {
 		t.Run("site="+site, func(t *testing.T) {
-			p, err := paretoPlot(res, site, "src")
+			p, err := paretoPlot(res, site)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,4 +102,36 @@ func visibleSeries(series []paretoSeries, x0, x1, y0, y1 float64) []string {
 		}
 	}
 	return out
+}
+
+// Issue 27 item 19: the titles ran to six lines, with file paths (the
+// carbon source). Every plot's title is at most two lines and names no
+// file; the carbon source and the signal are its caption, whole in the
+// SVG's <desc>.
+func TestPlotTitlesShort(t *testing.T) {
+	c := exampleConfig(t, synthetic(t), weeks(1))
+	c.SweepGains, c.SweepHolds, c.SweepHorizons = []regions.Gain{{Value: 0, Relative: true}}, []int{0, 3}, []int{1}
+	res := run(t, c)
+	const src = "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
+	res.CarbonSource = src
+	files, err := WritePlots(res, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{src, "signal: " + res.Signal}
+		if strings.HasPrefix(filepath.Base(f), "stability_pareto") {
+			want = append(want, paretoKey) // how to read the marks, once in the title
+		}
+		if pr := figcheck.SVGProblem(svg, want...); pr != "" {
+			t.Errorf("%s: %s", filepath.Base(f), pr)
+		}
+	}
 }
