@@ -24,9 +24,22 @@ type Plotter interface {
 	Plots(dir string) ([]string, error)
 }
 
-// save writes p as dir/name.png and dir/name.svg.
-func save(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
-	return figure.Save(p, dir, name, w, h)
+// save writes p as dir/name.png and dir/name.svg with its provenance as
+// caption (figure.Caption; the title says what the plot shows).
+func save(p *plot.Plot, dir, name string, w, h vg.Length, caption string) ([]string, error) {
+	return figure.Save(p, dir, name, w, h, figure.Caption(caption))
+}
+
+// caption is a figure's provenance: the scenario and the seeds, as the
+// text output states them (scenarioLine, seedsLine), after note (what the
+// x axis moves away from the scenario, or what else the figure ran on)
+// when there is one.
+func caption(c Config, o Options, note string) string {
+	s := "scenario: " + scenarioLine(c) + "; " + seedsLine(o)
+	if note != "" {
+		s = note + "; " + s
+	}
+	return s
 }
 
 // errPoints pairs points with symmetric y errors for plotter.NewYErrorBars.
@@ -119,44 +132,16 @@ func (r *E1Result) Plots(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return save(p, dir, "e1_violations", 28*vg.Centimeter, 13*vg.Centimeter)
-}
-
-// ScenarioLine describes a scenario in one line for a plot's subtitle:
-// hosts × cores, load, arrivals, service, delay, SLO, and seeds × requests.
-func ScenarioLine(c Config, o Options) string {
-	arr := "Poisson arrivals"
-	if c.ArrivalCV != 1 {
-		arr = fmt.Sprintf("arrival CV %g (%s)", c.ArrivalCV, c.ArrivalKind)
-	}
-	line := fmt.Sprintf("%d hosts × %d cores, ρ = %g, %s, %s service mean %g µs, D = %g µs, SLO %g µs",
-		c.Hosts, c.CoresPerHost, c.Load, arr, c.Service.Kind, c.Service.Mean, c.Delay, c.SLO)
-	var extra []string
-	switch c.Granularity {
-	case GranularityCore:
-		extra = append(extra, "per-core queues")
-	case GranularityRSS:
-		extra = append(extra, "early binding onto per-core RSS queues")
-	}
-	if b := c.Burst; b.Enabled() {
-		extra = append(extra, fmt.Sprintf("bursts ×%g for %g %% (mean %g µs)", b.Factor, 100*b.OnFraction, b.MeanOn))
-	}
-	if o.Seeds > 0 {
-		extra = append(extra, fmt.Sprintf("%d seeds × %d requests", o.Seeds, o.Requests))
-	}
-	if len(extra) > 0 {
-		line += "\n" + strings.Join(extra, "; ")
-	}
-	return line
+	return save(p, dir, "e1_violations", 28*vg.Centimeter, 13*vg.Centimeter, caption(r.Scenario, r.Options, ""))
 }
 
 // plot is E1's figure: a box per policy of its violation rate across
-// seeds, under the scenario it ran, on a log axis that holds both our
+// seeds (the scenario it ran in the caption), on a log axis that holds both our
 // rates and the study's figures beside them (issue 27 item 19: on a linear
 // axis our ≈ 1 % sat squashed under the study's 35 %). The legend explains
 // our marks as well as the study's.
 func (r *E1Result) plot() (*plot.Plot, error) {
-	p := newPlot("E1: SLO violations per policy across seeds\n"+ScenarioLine(r.Scenario, r.Options), "", "violation rate (%, log scale)")
+	p := newPlot("E1: SLO violations per policy across seeds", "", "violation rate (%, log scale)")
 	logY(p)
 	names := make([]string, len(r.Cells))
 	lo, hi := 100*studyE1LateRate, 100*studyE1RandomAbove
@@ -337,13 +322,15 @@ func (r *E2Result) Plots(dir string) ([]string, error) {
 		names[i] = fmt.Sprintf("m=%d", m)
 	}
 	p.NominalX(names...)
-	return save(p, dir, "e2_delta", 18*vg.Centimeter, 11*vg.Centimeter)
+	return save(p, dir, "e2_delta", 18*vg.Centimeter, 11*vg.Centimeter,
+		caption(r.Scenario, r.Options, fmt.Sprintf("the x axis moves the cores per host, %d cores in all", r.TotalCores)))
 }
 
 // Plots draws violation rate against D/S per policy.
 func (r *E3Result) Plots(dir string) ([]string, error) {
-	// The axis and its rules, a line each, so the title fits the data area.
-	rules := strings.NewReplacer(", SLO", "\nSLO", ", burst", "\nburst").Replace(r.e3Title())
+	// The axis on the first line, its SLO and burst rules on the second,
+	// so the title fits the data area.
+	rules := strings.Replace(r.e3Title(), ", SLO", "\nSLO", 1)
 	p := newPlot("E3: violations against D/S, "+rules, "one-way delay / mean service (D/S)", "violation rate (%, log)")
 	logX(p)
 	logY(p)
@@ -365,23 +352,26 @@ func (r *E3Result) Plots(dir string) ([]string, error) {
 		return nil, fmt.Errorf("plot e3: %w", err)
 	}
 	p.Legend.Left = true // violations grow with D/S: the top left stays free
-	return save(p, dir, "e3_delay", 24*vg.Centimeter, 14*vg.Centimeter)
+	return save(p, dir, "e3_delay", 24*vg.Centimeter, 14*vg.Centimeter,
+		caption(r.Scenario, r.Options, "the x axis moves D/S away from the scenario's"))
 }
 
 // Plots draws violations per scheme with 95 % CIs.
 func (r *T40bResult) Plots(dir string) ([]string, error) {
-	return cellBars(r.Cells, fmt.Sprintf("T40b: %d connections, Zipf α = %g", r.Scenario.Connections, r.Scenario.ZipfAlpha), dir, "t40b_violations", t40bName, true)
+	return cellBars(r.Cells, fmt.Sprintf("T40b: %d connections, Zipf α = %g", r.Scenario.Connections, r.Scenario.ZipfAlpha), dir, "t40b_violations", t40bName, true,
+		caption(r.Scenario, r.Options, ""))
 }
 
 // Plots draws violations per policy with 95 % CIs.
 func (r *RunSetResult) Plots(dir string) ([]string, error) {
-	return cellBars(r.Cells, "SLO violations per policy", dir, "run_violations", func(s string) string { return s }, false)
+	return cellBars(r.Cells, "SLO violations per policy", dir, "run_violations", func(s string) string { return s }, false,
+		caption(r.Scenario, r.Options, ""))
 }
 
 // cellBars draws one bar per cell with its 95 % CI; with study, a cell
 // whose Study figure is a single rate ("13.26 %", "3.61 % (…)") gets the
-// study's value marked beside its bar.
-func cellBars(cells []Cell, title, dir, name string, label func(string) string, study bool) ([]string, error) {
+// study's value marked beside its bar; caption is its provenance.
+func cellBars(cells []Cell, title, dir, name string, label func(string) string, study bool, caption string) ([]string, error) {
 	p := newPlot(title, "", "violation rate (%)")
 	vals := make(plotter.Values, len(cells))
 	xs := make([]float64, len(cells))
@@ -423,7 +413,7 @@ func cellBars(cells []Cell, title, dir, name string, label func(string) string, 
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.Y.Min = 0
 	p.X.Min, p.X.Max = -0.5, float64(len(cells))-0.5 // room for the outer bars
-	return save(p, dir, name, 18*vg.Centimeter, 13*vg.Centimeter)
+	return save(p, dir, name, 18*vg.Centimeter, 13*vg.Centimeter, caption)
 }
 
 // Plots draws violation rate against load per dispatcher.
@@ -467,7 +457,7 @@ func (r *GatewayResult) Plots(dir string) ([]string, error) {
 	}
 	const h = 12 * vg.Centimeter
 	legendRoom(p, ys, len(names), h)
-	return save(p, dir, "gateway_saturation", 20*vg.Centimeter, h)
+	return save(p, dir, "gateway_saturation", 20*vg.Centimeter, h, caption(r.Scenario, r.Options, "the x axis moves the load ρ away from the scenario's"))
 }
 
 // Plots draws violation rate against TTL per fault and mode.
@@ -513,7 +503,7 @@ func (r *TTLResult) Plots(dir string) ([]string, error) {
 	}
 	const h = 13 * vg.Centimeter
 	legendRoom(p, ys, len(names), h)
-	return save(p, dir, "ttl_ablation", 20*vg.Centimeter, h)
+	return save(p, dir, "ttl_ablation", 20*vg.Centimeter, h, caption(r.Scenario, r.Options, ""))
 }
 
 // Plots draws violation rate against the bound, with the target and the
@@ -523,7 +513,8 @@ func (r *TuneResult) Plots(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter)
+	return save(p, dir, "tune_jbsq", 16*vg.Centimeter, 11*vg.Centimeter,
+		caption(r.Scenario, r.Options, "algorithm "+r.Algorithm))
 }
 
 // minLabelRatio is how far apart (as a ratio, the x axis being log) two
@@ -614,7 +605,7 @@ func (r *TuneResult) plot() (*plot.Plot, error) {
 // Plots draws, per pair, the ideal dispatcher's and the switch's violation
 // rates side by side with 95 % CIs.
 func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
-	p := newPlot("Ideal dispatcher vs the switch's one-pass algorithm (pkg/pipeline)", "", "violation rate (%)")
+	p := newPlot("Ideal dispatcher vs the switch's one-pass algorithm", "", "violation rate (%)")
 	names := make([]string, len(r.Rows))
 	for i, x := range r.Rows {
 		names[i] = x.Ideal.Policy + "\n" + x.Switch.Policy
@@ -648,5 +639,6 @@ func (r *SwitchGapResult) Plots(dir string) ([]string, error) {
 	}
 	p.NominalX(names...)
 	p.Y.Min = 0 // error bars stay above the axis
-	return save(p, dir, "switch_gap", 24*vg.Centimeter, 12*vg.Centimeter)
+	return save(p, dir, "switch_gap", 24*vg.Centimeter, 12*vg.Centimeter,
+		caption(r.Scenario, r.Options, "the switch's algorithm: pkg/pipeline's one-pass dispatch"))
 }

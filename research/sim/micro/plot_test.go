@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,21 +15,34 @@ import (
 	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 )
 
-// E1's figure names the scenario it ran in its subtitle (issue 15 item 22).
+// E1's figure names the scenario it ran (issue 15 item 22): in its
+// caption since issue 27 item 19 (a three-line title), whole in the SVG's
+// <desc>, under a one-line title.
 func TestE1PlotAxisAndScenario(t *testing.T) {
 	r, err := E1(context.Background(), Scenario(), nil, tiny())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.plot()
+	dir := t.TempDir()
+	if _, err := r.Plots(dir); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "e1_violations.svg"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	title, desc, err := figcheck.SVGMeta(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(title, " — ") {
+		t.Errorf("title %q: more than one line", title)
+	}
 	sc := r.Scenario
-	for _, want := range []string{fmt.Sprintf("%d hosts × %d cores", sc.Hosts, sc.CoresPerHost), fmt.Sprintf("ρ = %g", sc.Load),
+	for _, want := range []string{fmt.Sprintf("%d hosts × %d cores", sc.Hosts, sc.CoresPerHost), fmt.Sprintf("ρ=%.2f", sc.Load),
 		fmt.Sprintf("SLO %g µs", sc.SLO), fmt.Sprintf("%d seeds", r.Options.Seeds)} {
-		if !strings.Contains(p.Title.Text, want) {
-			t.Errorf("title %q lacks %q", p.Title.Text, want)
+		if !strings.Contains(desc, want) {
+			t.Errorf("caption %q lacks %q", desc, want)
 		}
 	}
 }
