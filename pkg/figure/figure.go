@@ -1,7 +1,7 @@
 // Package figure holds what every p4ctl plot shares: writing a plot as PNG
 // and SVG with a short title and its provenance in a caption under the
-// plot (and in the SVG's metadata), tick marks that label log axes, and
-// data-source descriptions that are wrapped rather than cut.
+// plot (and in the SVG's metadata), wrapped rather than cut, and tick
+// marks that label log axes.
 package figure
 
 import (
@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -382,45 +381,6 @@ func Dodge(k, n int, step float64) float64 {
 	}
 	const spread = 0.3 // of step, from the first series to the last
 	return step * spread * (float64(k)/float64(n-1) - 0.5)
-}
-
-// SourceWidth is the longest line of a source title, in characters: what
-// fits across a 7-inch plot at the default title font.
-const SourceWidth = 80
-
-// Source shortens a data-source description for a plot title: the part
-// before the first ';' outside parentheses, wrapped at spaces into lines
-// of at most SourceWidth characters (decision 23: wrapped, never cut; a
-// word longer than a line stands on its own line).
-func Source(s string) string {
-	depth := 0
-	for i, r := range s {
-		if r == '(' {
-			depth++
-		} else if r == ')' {
-			depth--
-		} else if r == ';' && depth == 0 {
-			s = s[:i]
-			break
-		}
-	}
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= SourceWidth:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
 }
 
 // StateCut says on a linear axis's label where the axis starts when it

@@ -15,37 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/recorder"
 )
 
-// Source wraps a data source into title lines and never cuts it: the
-// provenance a title names is there whole (issue 15 item 22: titles cut at
-// "provenance in …").
-func TestSource(t *testing.T) {
-	long := "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
-	cases := []struct{ in, want string }{
-		{"synthetic model (seed 1), not measured data; parameters derived from …", "synthetic model (seed 1), not measured data"},
-		{"short", "short"},
-		// The ';' inside the parentheses does not end the source.
-		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12\nzones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in\n/work/shared/data/carbon/PROVENANCE.md"},
-		{strings.Repeat("word ", 60) + "(open paren and more words", ""},
-	}
-	for _, c := range cases {
-		got := Source(c.in)
-		for _, l := range strings.Split(got, "\n") {
-			if len([]rune(l)) > SourceWidth {
-				t.Errorf("Source(%.40q): line of %d characters", c.in, len([]rune(l)))
-			}
-		}
-		if strings.Contains(got, "…") && !strings.Contains(c.in, "…") {
-			t.Errorf("Source(%.40q) = %q: cut", c.in, got)
-		}
-		if c.want != "" && got != c.want {
-			t.Errorf("Source(%.40q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	if got := Source(cases[3].in); strings.Join(strings.Fields(got), " ") != strings.TrimSpace(cases[3].in) {
-		t.Errorf("words lost: %q", got)
-	}
-}
-
 // Region colours are keyed by catalog index and far apart for the eye:
 // every pair at least ΔE*ab 20 (issue 15 item 21: indistinguishable greens).
 func TestRegionColors(t *testing.T) {
