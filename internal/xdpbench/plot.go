@@ -17,14 +17,15 @@ import (
 // WritePlot draws the result's requests per second as a dot plot (one row
 // per target, one mark per generator core count, each labelled with its
 // value) on a log axis — the targets span four decades, so bars from an
-// arbitrary floor would mislead — and saves dir/xdpbench.png and .svg.
+// arbitrary floor would mislead — and saves dir/xdpbench.png and .svg,
+// the run's provenance (kernel, CPUs, the command) as caption.
 func (r *Result) WritePlot(dir string) ([]string, error) {
 	p := plot.New()
 	mode := "requests only"
 	if r.Closed {
 		mode = "closed loop"
 	}
-	p.Title.Text = fmt.Sprintf("Requests/s through each data plane, same veths, one run (%s, %d CPUs)", mode, r.CPUs)
+	p.Title.Text = fmt.Sprintf("Requests/s through each data plane (%s)", mode)
 	p.X.Label.Text = "delivered requests per second (log scale)"
 	p.X.Tick.Marker = figure.Log10Ticks{}
 	names := make([]string, len(r.Runs))
@@ -75,7 +76,17 @@ func (r *Result) WritePlot(dir string) ([]string, error) {
 	}
 	p.X.Min, p.X.Max = math.Floor(lo), math.Ceil(hi+0.3)
 	p.Add(plotter.NewGrid())
-	return figure.Save(p, dir, "xdpbench", 24*vg.Centimeter, 9*vg.Centimeter)
+	return figure.Save(p, dir, "xdpbench", 24*vg.Centimeter, 9*vg.Centimeter, figure.Caption(r.caption(mode)))
+}
+
+// caption is the plot's provenance: one run, every target on the same
+// veths, the machine, and the command that measured it.
+func (r *Result) caption(mode string) string {
+	kernel := r.Kernel
+	if kernel == "" {
+		kernel = "unknown"
+	}
+	return fmt.Sprintf("one run, every target on the same veths, %s; kernel %s, %d CPUs; measured by xdpbench (go run ./internal/xdpbench/cmd/xdpbench -plots DIR, as root)", mode, kernel, r.CPUs)
 }
 
 // cores are the generator core counts measured, ascending.

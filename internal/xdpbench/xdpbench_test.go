@@ -13,6 +13,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
 	"github.com/p4ctl/p4ctl/internal/testing/bmv2harness"
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
 )
 
@@ -143,7 +144,7 @@ func TestBucketEdgesBoundTheirLatencies(t *testing.T) {
 }
 
 func TestWritePlot(t *testing.T) {
-	r := &Result{CPUs: 2, Runs: []Run{
+	r := &Result{CPUs: 2, Kernel: "6.8.0-51-generic", Runs: []Run{
 		{Target: Bare, Rate: map[int]float64{1: 6.8e6, 2: 9.2e6}},
 		{Target: XDP, Rate: map[int]float64{1: 2.5e6, 2: 4.6e6}},
 		{Target: BMv2, Rate: map[int]float64{1: 575}},
@@ -169,6 +170,11 @@ func TestWritePlot(t *testing.T) {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("the SVG lacks %q", want)
 		}
+	}
+	// Issue 27 item 19: a short title; the run's provenance (kernel, CPUs,
+	// the command) is the caption, whole in the SVG's <desc>.
+	if pr := figcheck.SVGProblem(svg, "kernel 6.8.0-51-generic, 2 CPUs", "internal/xdpbench/cmd/xdpbench"); pr != "" {
+		t.Error(pr)
 	}
 	if _, err := (&Result{Runs: []Run{{Target: Bare}}}).WritePlot(dir); err == nil {
 		t.Error("a result without rates drew a plot")

@@ -170,18 +170,19 @@ func (r *Result) WriteText(w io.Writer) error {
 // WritePlots renders the report into dir as PNG and SVG: the hourly carbon
 // intensity of routed requests beside the nearest-region baseline, and the
 // requests per region per hour read back from the switch (stacked). It
-// returns the files written and records them in r.Plots.
+// returns the files written and records them in r.Plots. Each plot's
+// title says what it shows; the run's provenance (carbon source, signal,
+// configuration, switch) is its caption (figure.Caption).
 func WritePlots(r *Result, dir string) ([]string, error) {
-	src := figure.Source(r.CarbonSource)
-	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 4.5 * vg.Inch}
-	p, err := intensityPlot(r, src)
+	out := &figure.Plots{Dir: dir, W: 9 * vg.Inch, H: 4.5 * vg.Inch, Caption: plotCaption(r)}
+	p, err := intensityPlot(r)
 	if err != nil {
 		return nil, err
 	}
 	if err := out.Save(p, "demo_carbon"); err != nil {
 		return nil, err
 	}
-	if p, err = routedPlot(r, src); err != nil {
+	if p, err = routedPlot(r); err != nil {
 		return nil, err
 	}
 	if err := out.Save(p, "demo_routed"); err != nil {
@@ -191,9 +192,22 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	return out.Files, nil
 }
 
-func intensityPlot(r *Result, src string) (*plot.Plot, error) {
+// plotCaption is the provenance of the demo's plots: the carbon source
+// whole (file paths included), the signal, the configuration and the switch.
+func plotCaption(r *Result) string {
+	c := "carbon: " + r.CarbonSource + "; signal: " + r.Signal
+	if r.Config != "" {
+		c += "; config: " + r.Config + " (policy " + r.Policy + ")"
+	}
+	if r.Switch != "" {
+		c += "; switch: " + r.Switch
+	}
+	return c
+}
+
+func intensityPlot(r *Result) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Carbon intensity of routed requests, policy %s vs nearest region (saving %.1f%%)\n%s", r.Policy, r.Totals.SavingPct, src)
+	p.Title.Text = fmt.Sprintf("Carbon intensity of routed requests, policy %s vs nearest region (saving %.1f%%)", r.Policy, r.Totals.SavingPct)
 	p.X.Label.Text = "hour (UTC) from " + r.Start.Format("2006-01-02 15:04Z")
 	p.Y.Label.Text = "mean gCO2eq/kWh per request"
 	var pol, base plotter.XYs
@@ -254,9 +268,9 @@ func markDrift(p *plot.Plot, r *Result, ymax float64) error {
 	return nil
 }
 
-func routedPlot(r *Result, src string) (*plot.Plot, error) {
+func routedPlot(r *Result) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "Requests per region per hour, read back from the switch (region_routed)\n" + src
+	p.Title.Text = "Requests per region per hour, read back from the switch (region_routed)"
 	p.X.Label.Text = "hour (UTC) from " + r.Start.Format("2006-01-02 15:04Z")
 	p.Y.Label.Text = "requests"
 	// Regions in catalog order, only those that got traffic, each in its

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 )
 
 // demoResult is a 4-hour run whose latency-drift episode ran after hour 2
@@ -62,6 +64,28 @@ func TestPlotsMarkDriftEpisode(t *testing.T) {
 		}
 		if !strings.Contains(string(b), driftLabel+" (between hours 1 and 2)") {
 			t.Errorf("%s: no legend entry for the latency-drift episode", name)
+		}
+	}
+}
+
+// Issue 27 item 19: the titles carried the carbon source, file paths
+// included. Both plots' titles are at most two lines and name no file;
+// the carbon source is their caption, whole in the SVG's <desc>.
+func TestPlotTitlesShort(t *testing.T) {
+	r := demoResult()
+	r.CarbonSource = "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
+	r.Signal = "average (lifecycle)"
+	dir := t.TempDir()
+	if _, err := WritePlots(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"demo_carbon.svg", "demo_routed.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := figcheck.SVGProblem(svg, r.CarbonSource, "signal: "+r.Signal); pr != "" {
+			t.Errorf("%s: %s", name, pr)
 		}
 	}
 }

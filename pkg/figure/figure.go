@@ -1,20 +1,25 @@
 // Package figure holds what every p4ctl plot shares: writing a plot as PNG
-// and SVG, tick marks that label log axes, and a title line naming the data
-// source that is wrapped rather than cut.
+// and SVG with a short title and its provenance in a caption under the
+// plot (and in the SVG's metadata), wrapped rather than cut, and tick
+// marks that label log axes.
 package figure
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -25,6 +30,62 @@ type Option func(*layout)
 type layout struct {
 	side      *plot.Plot
 	sideWidth vg.Length
+	caption   string
+}
+
+// Caption gives the figure its provenance — where its data came from, the
+// signal, the machine and date of a measurement: Save draws it under the
+// plot in a smaller font, wrapped to the figure's width, and writes it
+// whole into the SVG as its <desc> (the title as its <title>). A title
+// says what the plot shows, in a line or two, and names no file: the
+// provenance goes here (issue 27 item 19: titles of four lines with file
+// paths).
+func Caption(text string) Option {
+	return func(l *layout) { l.caption = strings.TrimSpace(text) }
+}
+
+// CaptionSize is the font size of a caption.
+const CaptionSize = vg.Length(8) // points
+
+// captionStyle is how a caption is drawn: small, dark grey, left-aligned.
+func captionStyle() text.Style {
+	return text.Style{
+		Color:   color.Gray{Y: 60},
+		Font:    font.From(plot.DefaultFont, CaptionSize),
+		XAlign:  draw.XLeft,
+		YAlign:  draw.YBottom,
+		Handler: plot.DefaultTextHandler,
+	}
+}
+
+// captionMargin is the room left and below a caption, and between it and
+// the plot above.
+const captionMargin = vg.Length(4) // points
+
+// WrapCaption wraps text at spaces into lines that fit w at the caption's
+// font (a word longer than a line stands on its own line); its own line
+// breaks are kept.
+func WrapCaption(text string, w vg.Length) string {
+	sty := captionStyle()
+	var lines []string
+	for _, para := range strings.Split(text, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = word
+			case sty.Width(line+" "+word) <= w:
+				line += " " + word
+			default:
+				lines = append(lines, line)
+				line = word
+			}
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Side draws side (e.g. a colour bar, plotter.ColorBar) in a column of
@@ -59,12 +120,48 @@ func Save(p *plot.Plot, dir, name string, w, h vg.Length, opts ...Option) ([]str
 			return files, fmt.Errorf("plots: %s: %w", f, err)
 		}
 		layOut(p, &legend, l, draw.New(c))
-		if err := writeCanvas(f, c); err != nil {
-			return files, err
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return files, fmt.Errorf("plots: write %s: %w", f, err)
+		}
+		out := b.Bytes()
+		if ext == "svg" {
+			out = svgMetadata(out, p.Title.Text, l.caption)
+		}
+		if err := os.WriteFile(f, out, 0o644); err != nil {
+			return files, fmt.Errorf("plots: write %s: %w", f, err)
 		}
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// svgMetadata puts title (its lines joined) and caption into svg as its
+// <title> and <desc>, the first children of the <svg> element: what a
+// browser shows as the figure's tooltip and a screen reader reads.
+func svgMetadata(svg []byte, title, caption string) []byte {
+	start := bytes.Index(svg, []byte("<svg"))
+	if start < 0 {
+		return svg
+	}
+	end := bytes.IndexByte(svg[start:], '>')
+	if end < 0 {
+		return svg
+	}
+	end += start + 1
+	var meta bytes.Buffer
+	for _, e := range []struct{ tag, text string }{
+		{"title", strings.Join(strings.Fields(strings.ReplaceAll(title, "\n", " — ")), " ")},
+		{"desc", caption},
+	} {
+		if e.text == "" {
+			continue
+		}
+		meta.WriteString("\n<" + e.tag + ">")
+		xml.EscapeText(&meta, []byte(e.text)) // writing to a bytes.Buffer does not fail
+		meta.WriteString("</" + e.tag + ">")
+	}
+	return slices.Concat(svg[:end], meta.Bytes(), svg[end:])
 }
 
 // Plots saves the plots of one command into one directory at one size
@@ -74,6 +171,8 @@ type Plots struct {
 	// Dir is where the files go; W × H the default size.
 	Dir  string
 	W, H vg.Length
+	// Caption is the provenance every plot is saved with (Caption).
+	Caption string
 	// Files are the paths written so far, in order.
 	Files []string
 }
@@ -83,16 +182,27 @@ func (s *Plots) Save(p *plot.Plot, name string, opts ...Option) error {
 	return s.SaveSized(p, name, s.W, s.H, opts...)
 }
 
-// SaveSized writes p as Dir/name.png and .svg at w × h.
+// SaveSized writes p as Dir/name.png and .svg at w × h, with the Caption
+// unless opts give another.
 func (s *Plots) SaveSized(p *plot.Plot, name string, w, h vg.Length, opts ...Option) error {
+	if s.Caption != "" {
+		opts = append([]Option{Caption(s.Caption)}, opts...)
+	}
 	fs, err := Save(p, s.Dir, name, w, h, opts...)
 	s.Files = append(s.Files, fs...)
 	return err
 }
 
-// layOut lays p out on c: the plot, then, right of it, the side panel and the
-// legend (entries of legend; none when it has none).
+// layOut lays p out on c: the caption along the bottom, the plot above it,
+// then, right of the plot, the side panel and the legend (entries of
+// legend; none when it has none).
 func layOut(p *plot.Plot, legend *plot.Legend, l layout, c draw.Canvas) {
+	if l.caption != "" {
+		sty := captionStyle()
+		txt := WrapCaption(l.caption, c.Size().X-2*captionMargin)
+		c.FillText(sty, vg.Point{X: c.Min.X + captionMargin, Y: c.Min.Y + captionMargin}, txt)
+		c = draw.Crop(c, 0, 0, sty.Height(txt)+2*captionMargin, 0)
+	}
 	right := vg.Length(0)
 	var lw vg.Length
 	if legend != nil && legend.Rectangle(c).Size().X > 0 {
@@ -119,21 +229,6 @@ func layOut(p *plot.Plot, legend *plot.Legend, l layout, c draw.Canvas) {
 		lg.XOffs, lg.YOffs = 0, 0
 		lg.Draw(draw.Crop(col, LegendGap, 0, 0, 0))
 	}
-}
-
-func writeCanvas(path string, c vg.CanvasWriterTo) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plots: write %s: %w", path, err)
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plots: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("plots: write %s: %w", path, err)
-	}
-	return nil
 }
 
 // LogTicks marks 1, 2 and 5 × 10^k on a log axis and labels them (only
@@ -288,41 +383,16 @@ func Dodge(k, n int, step float64) float64 {
 	return step * spread * (float64(k)/float64(n-1) - 0.5)
 }
 
-// SourceWidth is the longest line of a source title, in characters: what
-// fits across a 7-inch plot at the default title font.
-const SourceWidth = 80
-
-// Source shortens a data-source description for a plot title: the part
-// before the first ';' outside parentheses, wrapped at spaces into lines
-// of at most SourceWidth characters (decision 23: wrapped, never cut; a
-// word longer than a line stands on its own line).
-func Source(s string) string {
-	depth := 0
-	for i, r := range s {
-		if r == '(' {
-			depth++
-		} else if r == ')' {
-			depth--
-		} else if r == ';' && depth == 0 {
-			s = s[:i]
-			break
-		}
+// StateCut says on a linear axis's label where the axis starts when it
+// does not start at 0 (or ends, for an axis of negative values): a cut
+// axis magnifies differences, and the label keeps a reader from taking
+// lengths from 0 (issue 27 item 19: a saving axis cut to 43.7–44.25 %
+// without saying so). It reads a.Min and a.Max: call it once they are set.
+func StateCut(a *plot.Axis) {
+	switch {
+	case a.Min > 0:
+		a.Label.Text += fmt.Sprintf("; axis cut: starts at %s, not 0", label(a.Min))
+	case a.Max < 0:
+		a.Label.Text += fmt.Sprintf("; axis cut: ends at %s, not 0", label(a.Max))
 	}
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= SourceWidth:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -15,37 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/recorder"
 )
 
-// Source wraps a data source into title lines and never cuts it: the
-// provenance a title names is there whole (issue 15 item 22: titles cut at
-// "provenance in …").
-func TestSource(t *testing.T) {
-	long := "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md"
-	cases := []struct{ in, want string }{
-		{"synthetic model (seed 1), not measured data; parameters derived from …", "synthetic model (seed 1), not measured data"},
-		{"short", "short"},
-		// The ';' inside the parentheses does not end the source.
-		{long, "measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12\nzones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in\n/work/shared/data/carbon/PROVENANCE.md"},
-		{strings.Repeat("word ", 60) + "(open paren and more words", ""},
-	}
-	for _, c := range cases {
-		got := Source(c.in)
-		for _, l := range strings.Split(got, "\n") {
-			if len([]rune(l)) > SourceWidth {
-				t.Errorf("Source(%.40q): line of %d characters", c.in, len([]rune(l)))
-			}
-		}
-		if strings.Contains(got, "…") && !strings.Contains(c.in, "…") {
-			t.Errorf("Source(%.40q) = %q: cut", c.in, got)
-		}
-		if c.want != "" && got != c.want {
-			t.Errorf("Source(%.40q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	if got := Source(cases[3].in); strings.Join(strings.Fields(got), " ") != strings.TrimSpace(cases[3].in) {
-		t.Errorf("words lost: %q", got)
-	}
-}
-
 // Region colours are keyed by catalog index and far apart for the eye:
 // every pair at least ΔE*ab 20 (issue 15 item 21: indistinguishable greens).
 func TestRegionColors(t *testing.T) {
@@ -196,6 +165,111 @@ func TestSave(t *testing.T) {
 	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() < 500 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// Issue 27 item 19: provenance goes to a caption under the plot, drawn in
+// both files, and into the SVG's <title> and <desc>; the title stays what
+// the plot shows.
+func TestCaption(t *testing.T) {
+	p := plot.New()
+	p.Title.Text = "Saving by class\n12 regions"
+	l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(l)
+	const caption = "Data: measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md; signal: average (lifecycle) & <more>"
+	dir := t.TempDir()
+	out := &Plots{Dir: dir, W: 6 * vg.Inch, H: 4 * vg.Inch, Caption: caption}
+	if err := out.Save(p, "x"); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "x.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"<title>Saving by class — 12 regions</title>",
+		"<desc>Data: measured hourly traces 2022 from /work/shared/data/carbon (normalized CSV; 12 zones, 2022-01-01T00:00Z/2023-01-01T00:00Z), provenance in /work/shared/data/carbon/PROVENANCE.md; signal: average (lifecycle) &amp; &lt;more&gt;</desc>",
+	} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("SVG lacks %s", want)
+		}
+	}
+	if i, j := strings.Index(string(svg), "<svg"), strings.Index(string(svg), "<title>"); j < i {
+		t.Errorf("<title> at %d, not inside <svg> at %d", j, i)
+	}
+
+	// Drawn under the data area, wrapped to the width, nothing cut.
+	rec := &recorder.Canvas{}
+	c := draw.NewCanvas(rec, 6*vg.Inch, 4*vg.Inch)
+	layOut(p, &p.Legend, layout{caption: caption}, c)
+	var words []string
+	for _, a := range rec.Actions {
+		fs, ok := a.(*recorder.FillString)
+		if !ok || fs.Size != CaptionSize {
+			continue
+		}
+		if fs.Point.Y > 40 {
+			t.Errorf("caption line %q at y = %v: not under the plot", fs.String, fs.Point.Y)
+		}
+		if w := captionStyle().Width(fs.String); w > c.Size().X {
+			t.Errorf("caption line %q is %v wide, the figure %v", fs.String, w, c.Size().X)
+		}
+		words = append(words, strings.Fields(fs.String)...)
+	}
+	if strings.Join(words, " ") != caption {
+		t.Errorf("caption drawn as %q", strings.Join(words, " "))
+	}
+	if len(words) == 0 {
+		t.Fatal("no caption drawn")
+	}
+}
+
+func TestWrapCaption(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		w     vg.Length
+		lines int
+	}{
+		{"short", 100, 1},
+		{"one two three four five six seven eight nine ten", 60, 3},
+		{"kept\nbreak", 500, 2},
+		{"averyveryverylongwordthatdoesnotfit x", 20, 2},
+	} {
+		got := WrapCaption(c.in, c.w)
+		if n := len(strings.Split(got, "\n")); n != c.lines {
+			t.Errorf("WrapCaption(%q, %v) = %q: %d lines, want %d", c.in, c.w, got, n, c.lines)
+		}
+		if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(c.in), " ") {
+			t.Errorf("WrapCaption(%q) lost words: %q", c.in, got)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if w := captionStyle().Width(l); w > c.w && strings.Contains(l, " ") {
+				t.Errorf("WrapCaption(%q, %v): line %q is %v wide", c.in, c.w, l, w)
+			}
+		}
+	}
+}
+
+// Issue 27 item 19: an axis cut above 0 says so on its label.
+func TestStateCut(t *testing.T) {
+	for _, c := range []struct {
+		min, max float64
+		want     string
+	}{
+		{0, 10, "saving (%)"},
+		{-5, 10, "saving (%)"},
+		{41.5, 43.3, "saving (%); axis cut: starts at 41.5, not 0"},
+		{-9, -2, "saving (%); axis cut: ends at -2, not 0"},
+	} {
+		var a plot.Axis
+		a.Min, a.Max, a.Label.Text = c.min, c.max, "saving (%)"
+		StateCut(&a)
+		if a.Label.Text != c.want {
+			t.Errorf("[%v, %v]: label %q, want %q", c.min, c.max, a.Label.Text, c.want)
 		}
 	}
 }

@@ -2,13 +2,16 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/research/configgen"
 )
@@ -67,6 +70,18 @@ func TestFleetWithOneSwitchDown(t *testing.T) {
 	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
+		}
+		// Issue 27 item 19: a short title; the fleet, the machine and the
+		// date in the caption (figure.Caption), whole in the SVG's <desc>.
+		if filepath.Ext(f) == ".svg" {
+			svg, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fleet := fmt.Sprintf("%d embedded switches (loopback P4Runtime) + %d unreachable", res.Switches, res.Unreachable)
+			if pr := figcheck.SVGProblem(svg, fleet, res.Machine, res.Date.Format("2006-01-02")); pr != "" {
+				t.Errorf("%s: %s", filepath.Base(f), pr)
+			}
 		}
 	}
 }

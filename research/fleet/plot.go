@@ -14,18 +14,20 @@ import (
 
 // WritePlots renders the run into dir as PNG and SVG: RSS and heap over
 // the replayed hours (fleet_memory) and the CDF of the fleet-wide hourly
-// update time (fleet_update_cdf). It returns the files written.
+// update time (fleet_update_cdf). Each plot's title says what it shows;
+// its caption is the run's provenance: the fleet, the hours, the machine
+// and the date (figure.Caption). It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	sub := fmt.Sprintf("%d embedded switches + %d unreachable, %d hours; %s, %s",
+	caption := fmt.Sprintf("%d embedded switches (loopback P4Runtime) + %d unreachable, %d replayed hours at unpaced speed; measured on %s, %s",
 		r.Switches, r.Unreachable, r.Hours, r.Machine, r.Date.Format("2006-01-02"))
-	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 4.5 * vg.Inch}
+	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 4.5 * vg.Inch, Caption: caption}
 
 	mem := plot.New()
 	trend := "no trend: too few hours after warm-up"
 	if r.RSSTrend {
 		trend = fmt.Sprintf("trend after warm-up %+.2f MB per 1000 h, R² %.2f", r.RSSSlopeMBPer1000h, r.RSSTrendR2)
 	}
-	mem.Title.Text = fmt.Sprintf("Controller memory over %d replayed hours (%s)\n%s", r.Hours, trend, sub)
+	mem.Title.Text = fmt.Sprintf("Controller memory over %d replayed hours\n%s", r.Hours, trend)
 	mem.X.Label.Text = "replayed hour"
 	mem.Y.Label.Text = "MB"
 	rss, heap := make(plotter.XYs, len(r.Samples)), make(plotter.XYs, len(r.Samples))
@@ -51,7 +53,7 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	}
 
 	cdf := plot.New()
-	cdf.Title.Text = fmt.Sprintf("Fleet-wide hourly update: p50 %.1f ms, p99 %.1f ms\n%s", r.UpdateP50, r.UpdateP99, sub)
+	cdf.Title.Text = fmt.Sprintf("Fleet-wide hourly update: p50 %.1f ms, p99 %.1f ms", r.UpdateP50, r.UpdateP99)
 	cdf.X.Label.Text = "submission → every reachable switch holds the plan (ms)"
 	cdf.Y.Label.Text = "fraction of hours"
 	sorted := slices.Sorted(slices.Values(r.UpdateMs))

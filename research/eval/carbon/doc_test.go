@@ -11,7 +11,7 @@ import (
 	"github.com/p4ctl/p4ctl/pkg/regions"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated blocks of docs/REPRODUCTION.md")
+var update = flag.Bool("update", false, "rewrite the generated blocks of docs/REPRODUCTION.md and the golden files under testdata/")
 
 const reproductionDoc = "../../../docs/REPRODUCTION.md"
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -21,26 +23,26 @@ import (
 
 // WritePlots renders the experiment's plots into dir as PNG and SVG: saving
 // vs SLA per policy, routing shares of C (stacked bars), the hourly carbon
-// heatmap and the CDF of per-run savings of C, per pool. Every plot names
-// its carbon source. It returns the files written.
+// heatmap and the CDF of per-run savings of C, per pool. Every plot's
+// title says what it shows; its caption names the carbon source, the
+// signal and the runs (figure.Caption). It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	src := figure.Source(r.CarbonSource) + "\nsignal: " + r.Signal
-	out := &figure.Plots{Dir: dir}
+	out := &figure.Plots{Dir: dir, Caption: plotCaption(r)}
 	for _, pool := range r.Pools {
-		p, err := savingPlot(r, pool, src)
+		p, err := savingPlot(r, pool)
 		if err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("saving_vs_sla_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
-		if p, err = sharePlot(r, pool, src); err != nil {
+		if p, err = sharePlot(r, pool); err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("route_share_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
 			return nil, err
 		}
-		if p, err = cdfPlot(r, pool, src); err != nil {
+		if p, err = cdfPlot(r, pool); err != nil {
 			return nil, err
 		}
 		if err := out.SaveSized(p, fmt.Sprintf("saving_cdf_C_pool%d", pool), 7*vg.Inch, 4.5*vg.Inch); err != nil {
@@ -48,7 +50,7 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		}
 	}
 	if r.table != nil {
-		p, bar := heatmap(r, src)
+		p, bar := heatmap(r)
 		if err := out.SaveSized(p, "carbon_heatmap", 9*vg.Inch, 4.5*vg.Inch, figure.Side(bar, 1.1*vg.Inch)); err != nil {
 			return nil, err
 		}
@@ -64,9 +66,16 @@ func classesOf(r *Result) []string {
 	return append(out, "mixed")
 }
 
-func newPlot(title, src string) *plot.Plot {
+// plotCaption is the provenance of the experiment's plots: the carbon
+// source whole (file paths included), the signal and the runs.
+func plotCaption(r *Result) string {
+	return fmt.Sprintf("carbon: %s; signal: %s; site %s, %d runs of %d requests (%d mixed) from seed %d, drawn from the hours of %s",
+		r.CarbonSource, r.Signal, r.Site, r.Runs, r.Requests, r.MixedRequests, r.Seed, r.Period)
+}
+
+func newPlot(title string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title + "\n" + src
+	p.Title.Text = title
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.Ticks{}, figure.Ticks{}
 	return p
 }
@@ -80,9 +89,10 @@ type savingPoint struct {
 	Violates bool
 }
 
-// savingSeries is one policy's line of the saving plot: the SLA classes at
-// 0, 1, … (each policy dodged sideways, so coinciding policies stay
-// visible) and the mixed workload apart at mixedX.
+// savingSeries is one policy's points in the saving plot: the SLA classes
+// at 0, 1, … of a nominal axis and the mixed workload apart at mixedX, the
+// last category (each policy dodged sideways within a category, so
+// coinciding policies stay visible).
 type savingSeries struct {
 	Policy string
 	Points []savingPoint
@@ -93,7 +103,7 @@ type savingSeries struct {
 // points, dodged and marked when they violate the SLA.
 func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, mixedX float64) {
 	cls := classesOf(r)
-	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)+0.5
+	slas, mixedX = cls[:len(cls)-1], float64(len(cls)-1)
 	pols := regions.Policies()[1:]
 	for k, pol := range pols {
 		dx := figure.Dodge(k, len(pols), 1)
@@ -115,20 +125,17 @@ func savingSeriesOf(r *Result, pool int) (series []savingSeries, slas []string, 
 // white centre (hollow) can mark a point that violates the SLA.
 var filledShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
 
-// savingPlot draws the saving per SLA class as one line per policy; the
-// mixed workload is not a point on the SLA axis, so it stands apart, past a
-// dashed separator, as markers only. Points that violate the SLA are
-// hollow: a saving bought by breaking the SLA (B, D) is not one to compare.
-func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool), src)
+// savingPlot draws the saving per SLA class as points, one colour and
+// shape per policy, on a nominal axis: the classes are categories, not
+// points of a scale, so no line joins them (issue 27 item 19). The mixed
+// workload is the last category, past a dashed separator. Points that
+// violate the SLA are hollow: a saving bought by breaking the SLA (B, D)
+// is not one to compare.
+func savingPlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Carbon saving vs A by SLA class, %d regions", pool))
 	p.X.Label.Text = "SLA class (ms); hollow marker: that policy routes some requests beyond their SLA"
 	p.Y.Label.Text = "saving vs A (%)"
 	series, slas, mixedX := savingSeriesOf(r, pool)
-	var ticks []plot.Tick
-	for i, c := range slas {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(append(ticks, plot.Tick{Value: mixedX, Label: "mixed"}))
 	ymax := 0.0
 	marks := func(pts []savingPoint, col color.Color, shape draw.GlyphDrawer, radius vg.Length) error {
 		var all, hollow plotter.XYs
@@ -161,34 +168,25 @@ func savingPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	for k, s := range series {
 		col := plotutil.Color(k)
 		shape := filledShapes[k%len(filledShapes)]
-		var pts plotter.XYs
-		for _, pt := range s.Points {
-			pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
-		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		l.Color, l.Dashes = col, plotutil.Dashes(k)
-		p.Add(l)
-		if err := marks(s.Points, col, shape, vg.Points(3)); err != nil {
+		if err := marks(s.Points, col, shape, vg.Points(3.5)); err != nil {
 			return nil, err
 		}
 		if s.Mixed != nil {
-			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(4)); err != nil {
+			if err := marks([]savingPoint{*s.Mixed}, col, shape, vg.Points(3.5)); err != nil {
 				return nil, err
 			}
 		}
-		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3)}}
-		p.Legend.Add(s.Policy, l, thumb)
+		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Shape: shape, Radius: vg.Points(3.5)}}
+		p.Legend.Add(s.Policy, thumb)
 	}
-	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.75, Y: 0}, {X: mixedX - 0.75, Y: math.Max(ymax, 1) * 1.05}})
+	sep, err := plotter.NewLine(plotter.XYs{{X: mixedX - 0.5, Y: 0}, {X: mixedX - 0.5, Y: math.Max(ymax, 1) * 1.05}})
 	if err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
 	}
 	sep.Color, sep.Dashes = color.Gray{Y: 150}, []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(sep, plotter.NewGrid())
-	p.X.Min, p.X.Max = -0.4, mixedX+0.4
+	p.NominalX(append(slices.Clone(slas), "mixed")...)
+	p.X.Min, p.X.Max = -0.5, mixedX+0.5
 	return p, nil
 }
 
@@ -219,8 +217,8 @@ func shareSeriesOf(r *Result, pool int) []shareSeries {
 	return out
 }
 
-func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool), src)
+func sharePlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Routing share of policy C per class, %d regions", pool))
 	p.X.Label.Text = "SLA class (ms)"
 	p.Y.Label.Text = "share of requests (%)"
 	p.NominalX(classesOf(r)...)
@@ -236,22 +234,111 @@ func sharePlot(r *Result, pool int, src string) (*plot.Plot, error) {
 	return p, nil
 }
 
-func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool), src)
+// cdfCurve is one class's CDF of per-run savings of C.
+type cdfCurve struct {
+	Class  string
+	Sorted []float64 // the runs' savings, ascending
+	// Group is the index of the curves it overlaps (overlapGroups), and
+	// Nested its place among them: drawn wider the earlier it is.
+	Group, Nested int
+}
+
+func (c cdfCurve) median() float64 { return c.Sorted[len(c.Sorted)/2] }
+
+// overlapFraction is how close (as a fraction of the x span) two curves'
+// medians may lie before they hide each other: ≈ 7 pt on a 5-inch data
+// area, two line widths and a dash.
+const overlapFraction = 0.02
+
+// overlapGroups sorts curves into groups of curves whose medians lie
+// within overlapFraction of the x span of each other (chained), and
+// returns the groups of more than one curve, each in class order.
+func overlapGroups(curves []cdfCurve) [][]int {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	order := make([]int, len(curves))
+	for i, c := range curves {
+		lo, hi = math.Min(lo, c.Sorted[0]), math.Max(hi, c.Sorted[len(c.Sorted)-1])
+		order[i] = i
+	}
+	tol := overlapFraction * math.Max(hi-lo, 1)
+	sort.SliceStable(order, func(a, b int) bool { return curves[order[a]].median() < curves[order[b]].median() })
+	var groups [][]int
+	for k, i := range order {
+		if k > 0 && curves[i].median()-curves[order[k-1]].median() < tol {
+			groups[len(groups)-1] = append(groups[len(groups)-1], i)
+			continue
+		}
+		groups = append(groups, []int{i})
+	}
+	var out [][]int
+	for _, g := range groups {
+		if len(g) > 1 {
+			sort.Ints(g)
+			out = append(out, g)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] })
+	return out
+}
+
+// overlapLabel names the classes of a group of curves and the range they
+// span, in two lines: "800, 1000, 3000 ms" and "overlap: 95.7–95.9 %".
+func overlapLabel(curves []cdfCurve, g []int) string {
+	var slas []string
+	mixed := false
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, i := range g {
+		c := curves[i]
+		if c.Class == "mixed" {
+			mixed = true
+		} else {
+			slas = append(slas, c.Class)
+		}
+		lo, hi = math.Min(lo, c.Sorted[0]), math.Max(hi, c.Sorted[len(c.Sorted)-1])
+	}
+	name := ""
+	if len(slas) > 0 {
+		name = strings.Join(slas, ", ") + " ms"
+	}
+	if mixed {
+		name = strings.TrimPrefix(name+", mixed", ", ")
+	}
+	return fmt.Sprintf("%s\noverlap: %.1f–%.1f %%", name, lo, hi)
+}
+
+// cdfPlot draws the CDF of per-run savings of C per class. Curves that lie
+// on each other (the 12-region pool's 800, 1000 and 3000 ms all save
+// ≈ 95.8 %: issue 27 item 19) are drawn nested, the first widest, so each
+// colour shows, and annotated on the plot with the classes they are.
+func cdfPlot(r *Result, pool int) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("CDF of per-run saving of C vs A, %d regions", pool))
 	p.X.Label.Text = "saving of one run (%)"
 	p.Y.Label.Text = "fraction of runs"
 	cls := classesOf(r)
 	cols := palette.Rainbow(len(cls), 0, 0.8, 0.9, 0.9, 1).Colors()
+	var curves []cdfCurve
+	var colour []int
 	for k, c := range cls {
 		row, ok := r.Find(pool, "C", c)
 		if !ok || len(row.RunSavingPct) == 0 {
 			continue
 		}
-		v := append([]float64(nil), row.RunSavingPct...)
+		v := slices.Clone(row.RunSavingPct)
 		sort.Float64s(v)
+		curves = append(curves, cdfCurve{Class: c, Sorted: v, Group: -1})
+		colour = append(colour, k)
+	}
+	groups := overlapGroups(curves)
+	for gi, g := range groups {
+		for j, i := range g {
+			curves[i].Group, curves[i].Nested = gi, j
+		}
+	}
+	for i, c := range curves {
+		k := colour[i]
 		var pts plotter.XYs
-		for i, x := range v {
-			pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(v))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(v))})
+		for j, x := range c.Sorted {
+			pts = append(pts, plotter.XY{X: x, Y: float64(j) / float64(len(c.Sorted))}, plotter.XY{X: x, Y: float64(j+1) / float64(len(c.Sorted))})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -260,12 +347,53 @@ func cdfPlot(r *Result, pool int, src string) (*plot.Plot, error) {
 		l.Color = cols[k]
 		l.Dashes = plotutil.Dashes(k)
 		l.Width = vg.Points(1.5)
+		if c.Group >= 0 {
+			n := len(groups[c.Group])
+			l.Width = vg.Points(1.5 + 2*float64(n-1-c.Nested))
+			l.Dashes = nil // nested lines show as stripes; dashes would break them
+		}
 		p.Add(l)
-		label := c + " ms"
-		if c == "mixed" {
-			label = c
+		label := c.Class + " ms"
+		if c.Class == "mixed" {
+			label = c.Class
 		}
 		p.Legend.Add(label, l)
+	}
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		xlo, xhi = math.Min(xlo, c.Sorted[0]), math.Max(xhi, c.Sorted[len(c.Sorted)-1])
+	}
+	for gi, g := range groups {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, i := range g {
+			lo, hi = math.Min(lo, curves[i].Sorted[0]), math.Max(hi, curves[i].Sorted[len(curves[i].Sorted)-1])
+		}
+		// Beside the group, on the side with more room to the next curve
+		// (or the axis's end), staggered down from the middle.
+		left, right := xlo, xhi
+		for i, c := range curves {
+			if slices.Contains(g, i) {
+				continue
+			}
+			if c.median() < lo {
+				left = math.Max(left, c.Sorted[len(c.Sorted)-1])
+			} else if c.median() > hi {
+				right = math.Min(right, c.Sorted[0])
+			}
+		}
+		at := plotter.XY{X: hi, Y: 0.5 - 0.15*float64(gi%3)}
+		align, off := draw.XLeft, vg.Points(6)
+		if lo-left > right-hi {
+			at.X, align, off = lo, draw.XRight, -vg.Points(6)
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{at}, Labels: []string{overlapLabel(curves, g)}})
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		lb.TextStyle[0].XAlign = align
+		lb.TextStyle[0].Font.Size = vg.Points(9)
+		lb.Offset = vg.Point{X: off}
+		p.Add(lb)
 	}
 	p.Add(plotter.NewGrid())
 	return p, nil
@@ -290,9 +418,9 @@ func heatmapColors() palette.ColorMap { return palette.Reverse(moreland.BlackBod
 
 // heatmap draws the hourly carbon intensity per region (x = date, y =
 // region) with a colour bar that gives the scale.
-func heatmap(r *Result, src string) (*plot.Plot, *plot.Plot) {
+func heatmap(r *Result) (*plot.Plot, *plot.Plot) {
 	g := grid{t: r.table, idx: r.table.Regions().Indices()}
-	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period), src)
+	p := newPlot(fmt.Sprintf("Hourly carbon intensity (gCO2eq/kWh), %s", r.Period))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, z := range r.Zones {
 		lo, hi = math.Min(lo, z.Min), math.Max(hi, z.Max)

@@ -83,7 +83,7 @@ func TestShareColoursKeyedByCatalog(t *testing.T) {
 // (issue 15 item 22).
 func TestHeatmapScaleAndDates(t *testing.T) {
 	r := smallResult(t)
-	p, bar := heatmap(r, "src")
+	p, bar := heatmap(r)
 	if bar == nil {
 		t.Fatal("no colour bar")
 	}

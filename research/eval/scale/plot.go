@@ -17,9 +17,11 @@ import (
 // WritePlots renders the curves into dir as PNG and SVG: compile time,
 // sla_feasibility entries (with the v1model table size) and hourly writes
 // versus N, one line per R (compile, entries: policy C) or per policy
-// (writes: the largest R measured). It returns the files written.
+// (writes: the largest R measured). Each plot's title says what it
+// shows; its caption is the run's provenance: the generated
+// configurations, hours, carbon source, machine and date (figure.Caption).
+// It returns the files written.
 func WritePlots(r *Result, dir string) ([]string, error) {
-	sub := fmt.Sprintf("generated configurations; %s, %s", r.Machine, r.Date.Format("2006-01-02"))
 	type curve struct {
 		name string
 		pts  plotter.XYs
@@ -40,13 +42,13 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 	logXY := func(x, y float64) plotter.XY { return plotter.XY{X: math.Log10(x), Y: math.Log10(math.Max(y, 1e-3))} }
 	newPlot := func(title, y string) *plot.Plot {
 		p := plot.New()
-		p.Title.Text = title + "\n" + sub
+		p.Title.Text = title
 		p.X.Label.Text = "sites N (log scale)"
 		p.Y.Label.Text = y + " (log scale)"
 		p.X.Tick.Marker, p.Y.Tick.Marker = figure.Log10Ticks{}, figure.Log10Ticks{}
 		return p
 	}
-	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 5 * vg.Inch}
+	out := &figure.Plots{Dir: dir, W: 8 * vg.Inch, H: 5 * vg.Inch, Caption: r.caption()}
 	regionsSeen, policies := []int{}, []string{}
 	for _, pt := range r.Points {
 		if !slices.Contains(regionsSeen, pt.Regions) {
@@ -115,6 +117,12 @@ func WritePlots(r *Result, dir string) ([]string, error) {
 		return out.Files, err
 	}
 	return out.Files, nil
+}
+
+// caption is the plots' provenance, as WriteText's header states it.
+func (r *Result) caption() string {
+	return fmt.Sprintf("generated configurations (%s), %d hours from %s, carbon: %s; measured on %s, %s, %s",
+		r.Generate, r.Hours, r.Start.Format("2006-01-02T15Z"), r.Carbon, r.Machine, r.Go, r.Date.Format("2006-01-02"))
 }
 
 func (r *Result) minSites() int {

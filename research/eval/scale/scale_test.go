@@ -2,11 +2,13 @@ package scale
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 	"github.com/p4ctl/p4ctl/pkg/pipeline"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/research/configgen"
@@ -92,6 +94,21 @@ func TestMeasureShapes(t *testing.T) {
 	files, err := WritePlots(r, filepath.Join(t.TempDir(), "plots"))
 	if err != nil || len(files) != 6 {
 		t.Fatalf("plots %v: %v", files, err)
+	}
+	// Issue 27 item 19: short titles; the generated configurations, the
+	// carbon source, the machine and the date in the caption
+	// (figure.Caption), whole in the SVG's <desc>.
+	for _, f := range files {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := figcheck.SVGProblem(svg, r.Generate, "carbon: "+r.Carbon, r.Machine, r.Date.Format("2006-01-02")); pr != "" {
+			t.Errorf("%s: %s", filepath.Base(f), pr)
+		}
 	}
 }
 

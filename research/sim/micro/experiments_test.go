@@ -9,12 +9,18 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 )
 
 // tiny keeps experiment tests fast: quick grids, few requests.
 func tiny() Options { return Options{Quick: true, Requests: 4000} }
 
-func checkPlots(t *testing.T, p Plotter, names ...string) {
+// checkPlots writes p's plots and checks that every name was written as
+// PNG and SVG, each with a short title and the scenario c and the seeds of
+// o in its caption (issue 27 item 19: a title ran to three lines of
+// scenario; provenance goes to figure.Caption, whole in the SVG's <desc>).
+func checkPlots(t *testing.T, p Plotter, c Config, o Options, names ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	files, err := p.Plots(dir)
@@ -30,6 +36,13 @@ func checkPlots(t *testing.T, p Plotter, names ...string) {
 			if err != nil || st.Size() < 1000 {
 				t.Fatalf("plot %s%s: %v (%v bytes)", n, ext, err, st)
 			}
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, n+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := figcheck.SVGProblem(svg, "scenario: "+scenarioLine(c), seedsLine(o)); pr != "" {
+			t.Errorf("%s.svg: %s", n, pr)
 		}
 	}
 }
@@ -63,7 +76,7 @@ func TestE1(t *testing.T) {
 			t.Errorf("E1 table lacks %q:\n%s", want, buf.String())
 		}
 	}
-	checkPlots(t, a, "e1_violations")
+	checkPlots(t, a, a.Scenario, a.Options, "e1_violations")
 }
 
 func TestE2PoolingAbsorbsImbalance(t *testing.T) {
@@ -83,7 +96,7 @@ func TestE2PoolingAbsorbsImbalance(t *testing.T) {
 	if !(delta[1] > 0.1 && delta[16] < delta[1]/10) {
 		t.Fatalf("random Δ by m: %v", delta)
 	}
-	checkPlots(t, r, "e2_delta")
+	checkPlots(t, r, r.Scenario, r.Options, "e2_delta")
 }
 
 func TestE3BoundMustGrowWithDelay(t *testing.T) {
@@ -107,7 +120,7 @@ func TestE3BoundMustGrowWithDelay(t *testing.T) {
 	if tuned := at(4, "jbsq tuned n"); tuned.Cell.Bound < StabilityBound(8, 0.85, 20, 5) {
 		t.Fatalf("tuned bound %d below the stability limit", tuned.Cell.Bound)
 	}
-	checkPlots(t, r, "e3_delay")
+	checkPlots(t, r, r.Scenario, r.Options, "e3_delay")
 }
 
 func TestT40bCreditsBeatStaticHash(t *testing.T) {
@@ -128,7 +141,7 @@ func TestT40bCreditsBeatStaticHash(t *testing.T) {
 	if m := pulled.MessagesPerRPC.Mean; !(m > 0 && m < 1) || !(pulled.Violation.Mean < hash.Violation.Mean) {
 		t.Fatalf("idle-core credits %+v at %.3f msgs/RPC, hash %+v", pulled.Violation, m, hash.Violation)
 	}
-	checkPlots(t, r, "t40b_violations")
+	checkPlots(t, r, r.Scenario, r.Options, "t40b_violations")
 }
 
 func TestGatewayCliff(t *testing.T) {
@@ -151,7 +164,7 @@ func TestGatewayCliff(t *testing.T) {
 			t.Errorf("%d cores: measured cliff %v, want %v (analytic %.3f)", c.Cores, c.Measured, want, c.Analytic)
 		}
 	}
-	checkPlots(t, r, "gateway_saturation")
+	checkPlots(t, r, r.Scenario, r.Options, "gateway_saturation")
 }
 
 func TestTTLAblationRuns(t *testing.T) {
@@ -162,7 +175,7 @@ func TestTTLAblationRuns(t *testing.T) {
 	if len(r.Points) != 2*(1+2*2) {
 		t.Fatalf("%d points", len(r.Points))
 	}
-	checkPlots(t, r, "ttl_ablation")
+	checkPlots(t, r, r.Scenario, r.Options, "ttl_ablation")
 }
 
 func TestTuneJBSQ(t *testing.T) {
@@ -179,7 +192,7 @@ func TestTuneJBSQ(t *testing.T) {
 			t.Fatalf("n=%d meets the target below the chosen %d", p.Bound, r.Bound)
 		}
 	}
-	checkPlots(t, r, "tune_jbsq")
+	checkPlots(t, r, r.Scenario, r.Options, "tune_jbsq")
 	// An unreachable target is reported, not hidden.
 	r, err = TuneJBSQ(context.Background(), TuneConfig{Scenario: sc, Target: 1e-9, Options: Options{Quick: true, Requests: 2000}})
 	if err != nil {
@@ -248,7 +261,7 @@ func TestRunSetAndBadOptions(t *testing.T) {
 	if len(r.Cells) != 2 || r.Cells[1].Policy != "jiq" {
 		t.Fatalf("%+v", r.Cells)
 	}
-	checkPlots(t, r, "run_violations")
+	checkPlots(t, r, r.Scenario, r.Options, "run_violations")
 	if _, err := RunSet(context.Background(), Scenario(), []Policy{MustPolicy("hash")}, tiny()); err == nil {
 		t.Fatal("hash without connections accepted")
 	}
@@ -376,7 +389,7 @@ func TestSwitchGap(t *testing.T) {
 	if err := res.WriteText(&buf); err != nil || !strings.Contains(buf.String(), "RECIRC/RPC") {
 		t.Errorf("text: %v\n%s", err, buf.String())
 	}
-	checkPlots(t, res, "switch_gap")
+	checkPlots(t, res, res.Scenario, res.Options, "switch_gap")
 }
 
 // A switch pool's holds and recirculations follow its configuration:

@@ -536,5 +536,7 @@ func (r *SeedFiguresResult) Plots(dir string) ([]string, error) {
 	p.NominalY(names...)
 	p.X.Min = 0
 	p.Y.Min, p.Y.Max = -0.5, float64(len(figs))-0.5
-	return save(p, dir, "seed_figures", 30*vg.Centimeter, vg.Length(4+0.7*float64(len(figs)))*vg.Centimeter)
+	// 1 cm of the height is the caption's.
+	return save(p, dir, "seed_figures", 30*vg.Centimeter, vg.Length(5+0.7*float64(len(figs)))*vg.Centimeter,
+		caption(r.Scenario, r.Options, "the study's figures: reported, not computed here"))
 }

@@ -105,6 +105,7 @@ func TestSeedFiguresGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPlots(t, res, res.Scenario, res.Options, "seed_figures")
 	var buf bytes.Buffer
 	n := 0
 	seen := map[string]bool{}

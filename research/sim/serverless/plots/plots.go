@@ -27,7 +27,9 @@ import (
 const FloorS = 0.001
 
 // Write renders res's figures into dir (created if missing) and returns the
-// files written.
+// files written. Each figure's title says what it shows; its caption is
+// the run's provenance: the experiment, seeds, requests and the execution
+// time distributions drawn from (figure.Caption).
 func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 	cfg := res.Config
 	byDelay := len(cfg.Lambdas) == 1 && len(cfg.NotifyDelays) > 1
@@ -45,7 +47,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := out.Save(p, m.key+"_bars_lambda"+strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
+			if err := out.Save(p, m.key+"_bars_lambda"+strconv.FormatFloat(top, 'g', -1, 64), figure.Caption(caption(res, cfg.Dists...))); err != nil {
 				return nil, err
 			}
 		}
@@ -66,7 +68,7 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if byDelay {
 				base = m.key + "_vs_notify_" + d
 			}
-			if err := out.Save(p, base); err != nil {
+			if err := out.Save(p, base, figure.Caption(caption(res, d))); err != nil {
 				return nil, err
 			}
 		}
@@ -75,12 +77,36 @@ func Write(res *serverless.ExperimentResult, dir string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := out.Save(p, "cdf_latency_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64)); err != nil {
+			if err := out.Save(p, "cdf_latency_"+d+"_lambda"+strconv.FormatFloat(cfg.CDFLambda, 'g', -1, 64), figure.Caption(caption(res, d))); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return out.Files, nil
+}
+
+// caption is a figure's provenance: the simulated experiment and setting,
+// its seeds and requests per run, and the execution time distributions of
+// dists as drawn from (their descriptions, sources included).
+func caption(res *serverless.ExperimentResult, dists ...string) string {
+	cfg := res.Config
+	c := "simulated (research/sim/serverless): experiment " + cfg.Name
+	if cfg.Scenario != "" {
+		c += ", " + cfg.Scenario + " setting"
+	}
+	if cfg.Benchmark != "" {
+		c += ", benchmark " + cfg.Benchmark
+	}
+	c += fmt.Sprintf("; %d seeds (%d…%d) × %d requests per run, the first %g %% left out as warm-up",
+		cfg.Seeds, cfg.BaseSeed, cfg.BaseSeed+uint64(max(cfg.Seeds, 1))-1, cfg.Requests, 100*cfg.Warmup)
+	for _, d := range dists {
+		for _, di := range res.Distributions {
+			if di.Name == d {
+				c += fmt.Sprintf("; %s: %s", d, di.Description) // a scale included
+			}
+		}
+	}
+	return c
 }
 
 // widths makes overlapping curves visible: earlier policies are drawn wider.

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/p4ctl/p4ctl/internal/testing/figcheck"
 	"github.com/p4ctl/p4ctl/pkg/stats"
 	"github.com/p4ctl/p4ctl/research/sim/serverless"
 )
@@ -42,6 +43,21 @@ func TestWriteProducesPNGAndSVG(t *testing.T) {
 			t.Error(err)
 		} else if st.Size() < 1000 {
 			t.Errorf("%s: only %d bytes", f, st.Size())
+		}
+	}
+	// Issue 27 item 19: short titles; the experiment, the seeds and the
+	// distribution drawn from (its source) are the caption, whole in the
+	// SVG's <desc>.
+	for _, f := range want {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := figcheck.SVGProblem(svg, "experiment "+cfg.Name, "2 seeds (", "× 1500 requests", "powerlaw: "+res.Distributions[0].Description); pr != "" {
+			t.Errorf("%s: %s", f, pr)
 		}
 	}
 }
