@@ -135,8 +135,7 @@ func deadcode(t *testing.T) []string {
 	if err != nil {
 		t.Skipf("no go command on PATH: %v", err)
 	}
-	root := goOut(t, gobin, "", "env", "GOMOD")
-	root = filepath.Dir(strings.TrimSpace(root))
+	root := moduleRoot(t)
 	mains := strings.Fields(goOut(t, gobin, root, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, module+"/..."))
 	if len(mains) == 0 {
 		t.Fatal("go list found no main package")
