@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -284,4 +287,33 @@ func SVGProblem(svg []byte, want ...string) string {
 		}
 	}
 	return ""
+}
+
+// CheckSVGs reads every .svg among files and reports, as an error of t
+// naming the file, each SVGProblem against the strings want returns for
+// that file's base name (nil want: the title alone is checked).
+func CheckSVGs(t testing.TB, files []string, want func(name string) []string) {
+	t.Helper()
+	n := 0
+	for _, f := range files {
+		if filepath.Ext(f) != ".svg" {
+			continue
+		}
+		n++
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			t.Errorf("figcheck: %v", err)
+			continue
+		}
+		var w []string
+		if want != nil {
+			w = want(filepath.Base(f))
+		}
+		if pr := SVGProblem(svg, w...); pr != "" {
+			t.Errorf("%s: %s", filepath.Base(f), pr)
+		}
+	}
+	if n == 0 {
+		t.Errorf("figcheck: no .svg among %v", files)
+	}
 }

@@ -174,16 +174,5 @@ func TestPlotTitlesShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if filepath.Ext(f) != ".svg" {
-			continue
-		}
-		svg, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pr := figcheck.SVGProblem(svg, tracesSource, "signal: "+r.Signal); pr != "" {
-			t.Errorf("%s: %s", filepath.Base(f), pr)
-		}
-	}
+	figcheck.CheckSVGs(t, files, func(string) []string { return []string{tracesSource, "signal: " + r.Signal} })
 }

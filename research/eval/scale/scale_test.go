@@ -2,7 +2,6 @@ package scale
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,18 +97,9 @@ func TestMeasureShapes(t *testing.T) {
 	// Issue 27 item 19: short titles; the generated configurations, the
 	// carbon source, the machine and the date in the caption
 	// (figure.Caption), whole in the SVG's <desc>.
-	for _, f := range files {
-		if filepath.Ext(f) != ".svg" {
-			continue
-		}
-		svg, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pr := figcheck.SVGProblem(svg, r.Generate, "carbon: "+r.Carbon, r.Machine, r.Date.Format("2006-01-02")); pr != "" {
-			t.Errorf("%s: %s", filepath.Base(f), pr)
-		}
-	}
+	figcheck.CheckSVGs(t, files, func(string) []string {
+		return []string{r.Generate, "carbon: " + r.Carbon, r.Machine, r.Date.Format("2006-01-02")}
+	})
 }
 
 // The site limit is the first growing table to run out, fitted through the

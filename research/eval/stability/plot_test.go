@@ -3,8 +3,6 @@ package stability
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,20 +116,11 @@ func TestPlotTitlesShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if filepath.Ext(f) != ".svg" {
-			continue
-		}
-		svg, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	figcheck.CheckSVGs(t, files, func(name string) []string {
 		want := []string{src, "signal: " + res.Signal}
-		if strings.HasPrefix(filepath.Base(f), "stability_pareto") {
-			want = append(want, paretoKey) // how to read the marks, once in the title
+		if strings.HasPrefix(name, "stability_pareto") {
+			want = append(want, paretoKey) // how to read the marks, once in the caption
 		}
-		if pr := figcheck.SVGProblem(svg, want...); pr != "" {
-			t.Errorf("%s: %s", filepath.Base(f), pr)
-		}
-	}
+		return want
+	})
 }
