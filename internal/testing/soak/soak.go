@@ -468,13 +468,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // chaos kills and restarts the controller and the switches and takes the
 // carbon API down, one action every ChaosEvery on average, until Duration
-// has passed. The first four actions are one of each kind.
+// has passed and each kind happened once. The first four actions are one of
+// each kind (a controller that stopped by itself and is restarted is not
+// one of them, so a loaded machine still sees every kind).
 func (r *rig) chaos(ctx context.Context, rep *Report, t0 time.Time) {
 	kinds := []string{"switch", "controller", "switch-no-p4", "outage"}
 	nextSample := t0.Add(r.o.Duration / 10)
-	for n := 0; ; n++ {
+	for injected := 0; ; {
 		wait := r.rnd.Between(r.o.ChaosEvery/2, r.o.ChaosEvery*3/2)
-		if time.Since(t0)+wait >= r.o.Duration {
+		if injected >= len(kinds) && time.Since(t0)+wait >= r.o.Duration {
 			sleepCtx(ctx, r.o.Duration-time.Since(t0))
 			return
 		}
@@ -496,9 +498,10 @@ func (r *rig) chaos(ctx context.Context, rep *Report, t0 time.Time) {
 			continue
 		}
 		kind := kinds[r.rnd.IntN(len(kinds))]
-		if n < len(kinds) {
-			kind = kinds[n]
+		if injected < len(kinds) {
+			kind = kinds[injected]
 		}
+		injected++
 		down := r.rnd.Between(0, r.o.ChaosEvery)
 		switch kind {
 		case "controller":
