@@ -7,19 +7,16 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
-	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/prototext"
 
-	"github.com/p4ctl/p4ctl/pkg/afpacket"
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/dataplane"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/ports"
-	"github.com/p4ctl/p4ctl/pkg/dataplane/xdp"
+	"github.com/p4ctl/p4ctl/pkg/dataplane/switchd"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
 )
 
@@ -179,108 +176,28 @@ func (o *switchOptions) Validate() error {
 }
 
 // Run serves P4Runtime, and moves frames between the data-plane ports and
-// their interfaces, until ctx is done or a port fails.
+// their interfaces, until ctx is done or a port fails (switchd.Run).
 func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	log, err := cmdutil.NewLogger(s.Err, "text", "info")
 	if err != nil {
 		return err
 	}
-	opts := dataplane.Options{P4Info: o.p4info, NoPipeline: o.NoP4, CPUPort: o.CPUPort, Log: log}
-	var dp *xdp.Datapath
-	if o.Datapath == datapathXDP {
-		opts.Datapath = xdp.New(xdp.Options{CPUPort: o.CPUPort}, func(d *xdp.Datapath) { dp = d })
-	}
-	sw, err := dataplane.New(opts)
-	if err != nil {
-		return fmt.Errorf("p4ctl switch: %w", err)
-	}
-	defer sw.Close()
-	var pp *ports.Ports
-	if dp != nil && len(o.ports) > 0 {
-		attach := func() error { return dp.Attach(o.ports, xdp.AttachOptions{Generic: o.XDPGeneric}) }
-		if o.netns != "" {
-			err = afpacket.InNetNS(o.netns, attach)
-		} else {
-			err = attach()
-		}
-		if err != nil {
-			return fmt.Errorf("p4ctl switch: %w", err)
-		}
-	}
-	if dp == nil && len(o.ports) > 0 {
-		// Opened before the server listens, so that a missing interface
-		// fails the command before anything is announced.
-		pp, err = ports.Open(sw, o.ports, ports.Options{NetNS: o.netns, Log: log})
-		if err != nil {
-			return fmt.Errorf("p4ctl switch: %w", err)
-		}
-		defer pp.Close()
-	}
-	sopts := []p4rtserver.Option{p4rtserver.WithAddress(o.GRPCAddr), p4rtserver.WithDeviceID(o.DeviceID)}
-	if o.TLSCert != "" {
-		sopts = append(sopts, p4rtserver.WithTLS(p4rtserver.TLS{CertFile: o.TLSCert, KeyFile: o.TLSKey, ClientCAFile: o.TLSClientCA}))
-	}
-	emb, err := dataplane.Serve(sw, dataplane.ServeOptions{Addr: o.GRPCAddr, Remote: true, Server: sopts})
-	if err != nil {
-		return err
-	}
-	if !cmdutil.IsLoopbackAddr(o.GRPCAddr) {
-		fmt.Fprintf(s.Err, "warning: P4Runtime is reachable beyond this machine (%s)%s\n", o.GRPCAddr,
-			map[bool]string{true: "", false: " without TLS"}[o.TLSCert != ""])
-	}
-	pipelineNote := "p4ctl program loaded"
-	if o.NoP4 {
-		pipelineNote = "no pipeline until SetForwardingPipelineConfig"
-	}
-	portNote := "no data-plane ports"
-	switch {
-	case pp != nil:
-		var specs []string
-		for _, sp := range pp.Specs() {
-			specs = append(specs, sp.String())
-		}
-		portNote = "ports " + strings.Join(specs, " ")
-	case dp != nil && len(o.ports) > 0:
-		specs, modes := dp.Ports()
-		var list []string
-		for i, sp := range specs {
-			list = append(list, fmt.Sprintf("%s (%s)", sp, modes[i]))
-		}
-		portNote = "XDP ports " + strings.Join(list, " ")
-	case dp != nil:
-		portNote = "XDP program loaded, no data-plane ports"
-	}
-	fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", emb.Addr(), o.DeviceID, o.CPUPort, pipelineNote, portNote)
-	if o.ready != nil {
-		o.ready(emb.ListenAddr())
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	portErr := make(chan error, 1)
-	if pp != nil {
-		go func() {
-			err := pp.Run(ctx)
-			if err != nil {
-				cancel() // a port failed: stop serving
+	err = switchd.Run(ctx, switchd.Options{
+		Addr: o.GRPCAddr, DeviceID: o.DeviceID, P4Info: o.p4info, NoPipeline: o.NoP4, CPUPort: o.CPUPort,
+		TLS:   p4rtserver.TLS{CertFile: o.TLSCert, KeyFile: o.TLSKey, ClientCAFile: o.TLSClientCA},
+		Ports: o.ports, NetNS: o.netns, XDP: o.Datapath == datapathXDP, XDPGeneric: o.XDPGeneric, Log: log,
+		Ready: func(st switchd.Started) {
+			if !cmdutil.IsLoopbackAddr(o.GRPCAddr) {
+				fmt.Fprintf(s.Err, "warning: P4Runtime is reachable beyond this machine (%s)%s\n", o.GRPCAddr,
+					map[bool]string{true: "", false: " without TLS"}[o.TLSCert != ""])
 			}
-			portErr <- err
-		}()
-	} else {
-		close(portErr)
-	}
-	select {
-	case <-ctx.Done():
-	case <-emb.Done():
-	}
-	cancel()
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	_ = emb.Shutdown(sctx)
-	<-emb.Done()
-	if perr := <-portErr; perr != nil {
-		return fmt.Errorf("p4ctl switch: %w", perr)
-	}
-	if err := emb.Err(); err != nil {
+			fmt.Fprintf(s.Err, "p4ctl switch: P4Runtime on %s, device %d, CPU port %d, %s, %s\n", st.Addr, o.DeviceID, o.CPUPort, st.Pipeline, st.Ports)
+			if o.ready != nil {
+				o.ready(st.Listen)
+			}
+		},
+	})
+	if err != nil {
 		return fmt.Errorf("p4ctl switch: %w", err)
 	}
 	return nil
