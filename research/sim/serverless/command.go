@@ -252,7 +252,8 @@ func (o *CommandOptions) Validate() error {
 		scales, scaleFlag = o.ratioScales, "--time-scales"
 	}
 	for _, x := range scales {
-		if x != 0 && !(x >= MinTimeScale && x <= MaxTimeScale) || x == 0 && scaleFlag == "--time-scales" {
+		// 0 is the configuration's "unscaled", never a value to give.
+		if x != 0 && !(x >= MinTimeScale && x <= MaxTimeScale) || x == 0 && (scaleFlag == "--time-scales" || o.Given("time-scale")) {
 			return cmdutil.Usagef("%s %g must be in [%g, %g]", scaleFlag, x, MinTimeScale, MaxTimeScale)
 		}
 	}
