@@ -287,5 +287,6 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	if err := emb.Err(); err != nil {
 		return fmt.Errorf("p4ctl switch: %w", err)
 	}
+	fmt.Fprintf(s.Err, "p4ctl switch: stopped: %s\n", sw.Left())
 	return nil
 }
