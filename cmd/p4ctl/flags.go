@@ -360,6 +360,9 @@ func probe(ctx context.Context, c *p4rt.Client, what string) error {
 	}
 	switch p4rt.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C: the switch may be fine
+			return fmt.Errorf("%s: stopped while connecting, nothing read or written: %w", what, ctx.Err())
+		}
 		if ctx.Err() == nil || p4rt.Code(err) != codes.Canceled {
 			if ex := p4rt.ExplainUnreachable(ctx, c.Target(), err); ex != err {
 				return fmt.Errorf("%s: %w", what, ex)

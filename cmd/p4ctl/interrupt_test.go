@@ -86,3 +86,21 @@ func TestInterruptDuringGrace(t *testing.T) {
 	code, out, errs = p4ctl(t, "diff", "-c", mumbai, "--grpc-addr", addr, "--hour", "5")
 	expect(t, "diff after the cleanup", code, exitOK, out, errs, "no drift")
 }
+
+// Issue 27: Ctrl-C while a one-shot command connected to a switch that
+// accepts and never answers said "not reachable" (of a switch that may be
+// fine); it says it stopped while connecting and left nothing.
+func TestInterruptWhileConnecting(t *testing.T) {
+	addr := silentServer(t)
+	for _, args := range [][]string{
+		{"get", "entries", "--grpc-addr", addr},
+		{"apply", "-c", mumbai, "--grpc-addr", addr},
+		{"diff", "-c", mumbai, "--grpc-addr", addr},
+		{"push", "pipeline", "--grpc-addr", addr, "--p4info", "../../p4src/build/v1model/p4ctl.p4info.txtpb"},
+	} {
+		_, _, errs := runUntil(t, "", 300*time.Millisecond, args...)
+		if !strings.Contains(errs, "stopped while connecting, nothing read or written") || strings.Contains(errs, "not reachable") {
+			t.Errorf("%v interrupted while connecting: %q", args, errs)
+		}
+	}
+}
