@@ -104,3 +104,25 @@ func TestInterruptWhileConnecting(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: an experiment stopped by Ctrl-C said only "context canceled"
+// (sim micro: a line per run in flight); each says, on one line, that it
+// leaves nothing (no result printed, no plot written).
+func TestInterruptExperimentsLeaveNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "carbon", "--no-plots", "--runs", "10000"},
+		{"eval", "stability", "--no-plots"},
+		{"eval", "scale", "--no-plots"},
+		{"sim", "micro", "e1", "--no-plots"},
+		{"sim", "serverless", "--no-plots"},
+		{"sim", "serverless", "ratios"},
+		{"sim", "serverless", "figures"},
+		{"tune", "jbsq", "--no-plots"},
+	} {
+		code, out, errs := runUntil(t, "", 400*time.Millisecond, args...)
+		if code != exitError || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 ||
+			!strings.Contains(errs, "interrupted: ") || !strings.Contains(errs, "nothing printed or written") {
+			t.Errorf("%v interrupted: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}

@@ -322,7 +322,7 @@ func (o *CommandOptions) Run(ctx context.Context, s *cmdutil.Streams) error {
 		res, err := RatioSweep(ctx, o.cfg, o.ratioHops, o.ratioScales)
 		done()
 		if err != nil {
-			return err
+			return cmdutil.NothingLeft(err)
 		}
 		return output.Print(s.Out, o.Format, res)
 	}
@@ -355,7 +355,7 @@ func (o *CommandOptions) runFigures(ctx context.Context, s *cmdutil.Streams) err
 	res, err := Figures(ctx, cfgs, progress)
 	done()
 	if err != nil {
-		return err
+		return cmdutil.NothingLeft(err)
 	}
 	if err := verdict.WriteMarkdownFile("--markdown", o.Markdown, "PathFinder", res.Figures); err != nil {
 		return err
