@@ -126,3 +126,13 @@ func TestInterruptExperimentsLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: an interrupted demo said "interrupted: context canceled"; it
+// says after how many hours, and that the totals printed cover them.
+func TestInterruptDemo(t *testing.T) {
+	code, out, errs := runUntil(t, "", 1200*time.Millisecond, "demo", "--out-dir", "", "--hours", "24", "--requests", "200", "--speed", "7200x")
+	if code != exitError || !strings.Contains(errs, "error: interrupted: demo: stopped after ") || !strings.Contains(errs, "the totals above cover those hours") ||
+		!strings.Contains(out, "the totals below cover the hours above only") {
+		t.Errorf("demo interrupted: exit %d\n%s\n%s", code, out, errs)
+	}
+}
