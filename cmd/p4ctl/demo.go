@@ -206,6 +206,9 @@ func (o *demoOptions) Run(ctx context.Context, s *streams) error {
 			err = perr
 		}
 	}
+	if res != nil && res.Interrupted != "" && errors.Is(err, context.Canceled) { // its switch was in memory
+		return fmt.Errorf("demo: stopped %s (%w): the totals above cover those hours", res.Interrupted, err)
+	}
 	if errors.Is(err, demo.ErrMismatch) {
 		return fmt.Errorf("DEMO FAILED: %w (see the per-region table above)", err)
 	}

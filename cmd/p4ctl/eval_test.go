@@ -165,4 +165,16 @@ func TestEvalCarbonSitesFormat(t *testing.T) {
 		"latencies: [{region: ap-south-1, p95_ms: 196, cold_ms: 423}", `docs/CONFIG.md, "eval carbon --sites"`)
 	code, _, errb = p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", "../../examples/mumbai.yaml")
 	expect(t, "a whole configuration", code, exitUsage, "", errb, "../../examples/mumbai.yaml:", "this is a controller configuration, not a sites file")
+	// Issue 27: a sites file's own errors were blamed on its being a
+	// controller configuration.
+	for name, text := range map[string]string{
+		"bad-prefix.yaml": "sites:\n  - name: x\n    prefixes: [1.2.3.4/40]\n    latencies: [{region: ap-south-1, p95_ms: 50}]\n",
+		"two-docs.yaml":   "sites:\n  - name: x\n    prefixes: [10.0.0.0/8]\n    latencies: [{region: ap-south-1, p95_ms: 50}]\n---\nsites: []\n",
+	} {
+		path := write(name, text)
+		code, _, errb = p4ctl(t, "eval", "carbon", "--quick", "--no-plots", "--sites", path, "--site", "x")
+		if code != exitUsage || !strings.Contains(errb, path+":") || strings.Contains(errb, "controller configuration") {
+			t.Errorf("%s: exit %d, %q: want its own error at file:line, not \"a controller configuration\"", name, code, errb)
+		}
+	}
 }

@@ -36,6 +36,18 @@ func TestInputExitCodeRule(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing.yaml")
 	dead := "127.0.0.1:1"
+	// Found by the issue 27 campaign: TLS files and a P4Info of another
+	// program exited 1 (found unusable only when dialling or starting),
+	// serve's --log in a missing directory too.
+	other := filepath.Join(dir, "other.p4info.txt")
+	if err := os.WriteFile(other, []byte(`tables { preamble { id: 33554433 name: "MyIngress.ipv4_lpm" alias: "ipv4_lpm" }
+  match_fields { id: 1 name: "hdr.ipv4.dstAddr" bitwidth: 32 match_type: LPM } size: 1024 }`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tlsTarget := filepath.Join(dir, "tls.yaml")
+	if err := os.WriteFile(tlsTarget, []byte(strings.Replace(string(b), "    election_id: 1\n", "    election_id: 1\n    tls: {ca: "+file+"}\n", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -54,6 +66,12 @@ func TestInputExitCodeRule(t *testing.T) {
 		{[]string{"run", "-c", mumbai, "--grpc-addr", dead, "--metrics-addr", "", "--p4info", missing}, "no such file"},
 		{[]string{"run", "-c", mumbai, "--grpc-addr", dead, "--metrics-addr", "", "--replay", "2022-01-10T00", "--speed", "0x"}, "want a factor > 0"},
 		{[]string{"run", "-c", zeroSpeed, "--metrics-addr", ""}, "speed must be > 0"},
+		{[]string{"apply", "-c", mumbai, "--grpc-addr", dead, "--tls-ca", missing}, "--tls-ca"},
+		{[]string{"get", "entries", "--grpc-addr", dead, "--tls-ca", file}, "holds no PEM certificate"},
+		{[]string{"diff", "-c", tlsTarget}, "target edge-1: tls: p4rt: CA file"},
+		{[]string{"switch", "--grpc-addr", "127.0.0.1:0", "--p4info", other}, "does not match the p4ctl program"},
+		{[]string{"switch", "--grpc-addr", "127.0.0.1:0", "--tls-cert", file, "--tls-key", file}, "--tls-cert"},
+		{[]string{"serve", "--server-id", "1", "--addr", "127.0.0.1:0", "--log", filepath.Join(dir, "none", "x.log")}, "--log"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {

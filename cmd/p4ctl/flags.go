@@ -223,6 +223,11 @@ func (c *connFlags) validate(required bool) error {
 	if c.Timeout <= 0 {
 		return cmdutil.Usagef("--timeout must be > 0")
 	}
+	if ep := c.endpoint(p4rt.ElectionID{}); ep.TLS != nil {
+		if _, err := ep.TLS.Config(); err != nil { // unusable files are input errors (exit 2)
+			return cmdutil.Usagef("--tls-ca, --tls-cert, --tls-key: %w", err)
+		}
+	}
 	if !c.tls() && !c.Insecure && !cmdutil.IsLoopbackAddr(c.GRPCAddr) {
 		return cmdutil.Usagef("--grpc-addr %s is not a loopback address: plaintext P4Runtime is refused there; give --tls-ca FILE (TLS; with --tls-cert/--tls-key for mTLS) or --insecure to allow plaintext", c.GRPCAddr)
 	}
@@ -296,8 +301,11 @@ func (c *connFlags) targets(cfg *config.Config, electionOverride p4rt.ElectionID
 		}
 		opts := []p4rt.Option{p4rt.WithCallTimeout(c.Timeout)}
 		if t.TLS != nil {
-			opts = append(opts, p4rt.WithTLS(p4rt.TLSOptions{CAFile: cfg.Path(t.TLS.CA), CertFile: cfg.Path(t.TLS.Cert),
-				KeyFile: cfg.Path(t.TLS.Key), ServerName: t.TLS.ServerName}))
+			to := p4rt.TLSOptions{CAFile: cfg.Path(t.TLS.CA), CertFile: cfg.Path(t.TLS.Cert), KeyFile: cfg.Path(t.TLS.Key), ServerName: t.TLS.ServerName}
+			if _, err := to.Config(); err != nil {
+				return nil, cmdutil.Usagef("target %s: tls: %w", t.Name, err)
+			}
+			opts = append(opts, p4rt.WithTLS(to))
 		}
 		if c.Insecure {
 			opts = append(opts, p4rt.WithInsecure())
@@ -352,6 +360,9 @@ func probe(ctx context.Context, c *p4rt.Client, what string) error {
 	}
 	switch p4rt.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C: the switch may be fine
+			return fmt.Errorf("%s: stopped while connecting, nothing read or written: %w", what, ctx.Err())
+		}
 		if ctx.Err() == nil || p4rt.Code(err) != codes.Canceled {
 			if ex := p4rt.ExplainUnreachable(ctx, c.Target(), err); ex != err {
 				return fmt.Errorf("%s: %w", what, ex)

@@ -48,7 +48,7 @@ docs/SCALING.md has the figures of this machine.`,
 	o.configFlag.add(f)
 	f.Lookup("config").Usage = "controller configuration file (YAML, docs/CONFIG.md; default: the built-in examples/mumbai.yaml)"
 	f.IntVar(&o.switches, "switches", 100, "embedded switches, 1..1000")
-	f.IntVar(&o.unreachable, "unreachable", 1, "targets that never answer (loopback ports nobody listens on)")
+	f.IntVar(&o.unreachable, "unreachable", 1, "targets that never answer (loopback ports nobody listens on), 0..1000")
 	f.IntVar(&o.hours, "hours", 8760, "replayed hours")
 	f.StringVar(&o.outDir, "out-dir", "out/fleet", "directory for PNG/SVG plots")
 	f.BoolVar(&o.noPlots, "no-plots", false, "do not write plots")
@@ -78,10 +78,10 @@ func (o *fleetOptions) Complete(c *cobra.Command, _ []string) error {
 // Validate checks the sizes, each naming its flag.
 func (o *fleetOptions) Validate() error {
 	switch {
-	case o.switches < 1 || o.switches > 1000:
-		return cmdutil.Usagef("--switches %d: want 1..1000", o.switches)
-	case o.unreachable < 0:
-		return cmdutil.Usagef("--unreachable %d: want ≥ 0", o.unreachable)
+	case o.switches < 1 || o.switches > fleet.MaxSwitches:
+		return cmdutil.Usagef("--switches %d: want 1..%d", o.switches, fleet.MaxSwitches)
+	case o.unreachable < 0 || o.unreachable > fleet.MaxUnreachable:
+		return cmdutil.Usagef("--unreachable %d: want 0..%d", o.unreachable, fleet.MaxUnreachable)
 	case o.hours < 1:
 		return cmdutil.Usagef("--hours %d: want ≥ 1", o.hours)
 	case o.targetSites && len(o.cfg.Targets) < o.switches:

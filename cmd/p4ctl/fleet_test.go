@@ -18,6 +18,7 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"--switches", "0"}, "--switches 0: want 1..1000"},
 		{[]string{"--switches", "1001"}, "--switches 1001"},
 		{[]string{"--unreachable", "-1"}, "--unreachable -1"},
+		{[]string{"--unreachable", "100000"}, "--unreachable 100000: want 0..1000"}, // issue 27: ran for minutes
 		{[]string{"--hours", "0"}, "--hours 0"},
 		{[]string{"--target-sites"}, "--target-sites with --switches 100: the configuration has 1 targets"},
 		{[]string{"-c", "/nonexist.yaml"}, "nonexist"},

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,23 +112,23 @@ func (o *genConfigOptions) Validate() error {
 }
 
 // Run generates and writes the configuration.
-func (o *genConfigOptions) Run(_ context.Context, s *streams) error {
-	cfg, rep, err := configgen.Generate(configgen.Options{Sites: o.Sites, Regions: o.Regions, Switches: o.Switches, Partition: o.Partition, Policy: o.Policy, Seed: o.Seed})
-	if err != nil {
+func (o *genConfigOptions) Run(ctx context.Context, s *streams) error {
+	asJSON := (o.Out == "" || o.Out == "-") && o.Format == output.JSON // the same configuration, as JSON (no header: JSON has no comments)
+	built, err := configgen.Build(ctx, configgen.Options{Sites: o.Sites, Regions: o.Regions, Switches: o.Switches, Partition: o.Partition, Policy: o.Policy, Seed: o.Seed}, !asJSON)
+	if err != nil && !errors.Is(err, context.Canceled) { // Ctrl-C ends it at once, nothing written
 		return cmdutil.Usagef("%w", err)
-	}
-	if o.Out == "" || o.Out == "-" {
-		if o.Format == output.JSON { // the same configuration, as JSON (no header: JSON has no comments)
-			return output.Print(s.Out, output.JSON, cfg)
-		}
-		return configgen.Write(s.Out, cfg, rep)
-	}
-	var b bytes.Buffer
-	if err := configgen.Write(&b, cfg, rep); err != nil {
+	} else if err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.Out, b.Bytes(), 0o644); err != nil {
+	if asJSON {
+		return output.Print(s.Out, output.JSON, built.Config)
+	}
+	if o.Out == "" || o.Out == "-" {
+		_, err := s.Out.Write(built.YAML)
+		return err
+	}
+	if err := os.WriteFile(o.Out, built.YAML, 0o644); err != nil {
 		return fmt.Errorf("gen config: %w", err)
 	}
-	return output.Print(s.Out, o.Format, genReport{File: o.Out, Report: rep})
+	return output.Print(s.Out, o.Format, genReport{File: o.Out, Report: built.Report})
 }

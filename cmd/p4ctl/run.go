@@ -103,7 +103,7 @@ p4ctl_drift_repairs_total.`,
 	f.Var(newOptionalInt(&o.Hours), "hours", "replay this many hours, then exit (0 = without end; default: the configuration's schedule.replay.hours)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", controller.DefaultMetricsAddr, "listen address of /metrics, /healthz and /livez (\"\" = off)")
 	f.DurationVar(&o.Grace, "grace", time.Second, "how long an old generation stays after the flip")
-	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics")
+	f.DurationVar(&o.Poll, "poll", 15*time.Second, "how often counters are read back for the metrics (0 = only after each push)")
 	f.DurationVar(&o.Refresh, "carbon-refresh", 5*time.Minute, "live carbon sources: refresh this often between hours, in the background (0 = only before each hourly plan; the safe policy applies the moment data crosses carbon.staleness_bound, whether or not a refresh is in flight)")
 	f.DurationVar(&o.RefreshLimit, "carbon-refresh-timeout", carbonapi.DefaultRefreshTimeout, "live carbon sources: deadline of one refresh of every zone, retries included (zones not fetched by then keep their cached values)")
 	f.DurationVar(&o.Verify, "verify-every", controller.DefaultVerifyInterval, "between pushes, check this often that each switch still holds active_epoch and the carbon_rank entries last written (one small Read) and repair drift at once (0 = never)")

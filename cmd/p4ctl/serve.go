@@ -141,6 +141,9 @@ func (o *serveOptions) Validate() error {
 	if err := cmdutil.CheckHostPort("--addr", o.Addr, true); err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputFile("--log", o.LogFile); err != nil {
+		return err
+	}
 	if o.MetricsAddr != "" {
 		if err := cmdutil.CheckHostPort("--metrics-addr", o.MetricsAddr, true); err != nil {
 			return err

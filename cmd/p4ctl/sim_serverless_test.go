@@ -162,6 +162,7 @@ func TestSimServerlessLimits(t *testing.T) {
 		{[]string{"--pods", "2000", "--container-concurrency", "1000"}, "--pods 2000 × --container-concurrency 1000"},
 		{[]string{"--container-concurrency", "70000", "--pods", "4"}, "--container-concurrency 70000"},
 		{[]string{"--time-scale", "1e9"}, "--time-scale"},
+		{[]string{"--time-scale", "0"}, "--time-scale 0"},                // issue 27: ran as 1
 		{[]string{"--time-scale", "1e5", "--pods", "0"}, "--dist azure"}, // in range, but sizes 45 M pods
 		{[]string{"--scenario", "knative", "--dist", "exp:1e9"}, "--dist exp:1e9"},
 		{[]string{"--requests", "9000000"}, "--requests 9000000"},

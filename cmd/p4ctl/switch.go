@@ -10,6 +10,7 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
@@ -108,6 +109,9 @@ func (o *switchOptions) Complete(c *cobra.Command, _ []string) error {
 	if err := prototext.Unmarshal(b, &info); err != nil {
 		return cmdutil.InputError(fmt.Errorf("parse %s as a text-format P4Info: %w", o.P4InfoFile, err))
 	}
+	if err := dataplane.VerifyP4Info(&info); err != nil { // refused before the switch starts (exit 2)
+		return cmdutil.Usagef("--p4info %s: %s", o.P4InfoFile, status.Convert(err).Message())
+	}
 	o.p4info = &info
 	return nil
 }
@@ -157,19 +161,19 @@ func (o *switchOptions) Validate() error {
 		return cmdutil.Usagef("-i: %w", err)
 	}
 	// The files are read now, so that nothing is announced (or served)
-	// with TLS flags that cannot work.
+	// with TLS flags that cannot work; unusable files exit 2.
 	if o.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
-			return fmt.Errorf("--tls-cert %s / --tls-key %s: %w", o.TLSCert, o.TLSKey, err)
+			return cmdutil.Usagef("--tls-cert %s / --tls-key %s: %w", o.TLSCert, o.TLSKey, err)
 		}
 	}
 	if o.TLSClientCA != "" {
 		b, err := os.ReadFile(o.TLSClientCA)
 		if err != nil {
-			return fmt.Errorf("--tls-client-ca: %w", err)
+			return cmdutil.Usagef("--tls-client-ca: %w", err)
 		}
 		if !x509.NewCertPool().AppendCertsFromPEM(b) {
-			return fmt.Errorf("--tls-client-ca %s: no PEM certificate in it", o.TLSClientCA)
+			return cmdutil.Usagef("--tls-client-ca %s: no PEM certificate in it", o.TLSClientCA)
 		}
 	}
 	return nil
@@ -200,5 +204,6 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return fmt.Errorf("p4ctl switch: %w", err)
 	}
+	fmt.Fprintf(s.Err, "p4ctl switch: stopped: %s\n", sw.Left())
 	return nil
 }

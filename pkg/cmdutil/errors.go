@@ -44,6 +44,17 @@ func IsUsage(err error) bool {
 	return errors.As(err, &ue)
 }
 
+// NothingLeft says, of an error that ended a command on Ctrl-C (its
+// context cancelled) before it printed or wrote any result, that it
+// leaves nothing behind: every interrupted command says what it leaves.
+// Other errors are returned as they are.
+func NothingLeft(err error) error {
+	if err != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: stopped before any result, nothing printed or written", err)
+	}
+	return err
+}
+
 // InputError makes err, from reading or parsing an input file that the
 // command line or the configuration names (configuration, traces, P4Info,
 // sites), a usage error: exit 2, as for a bad flag. The rule (README "Exit

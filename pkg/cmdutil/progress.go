@@ -65,7 +65,7 @@ func RunExperiment[R any](s *Streams, format output.Format, desc string, run fun
 	res, err := run(progress)
 	done() // the bar is gone before anything is printed
 	if err != nil {
-		return res, err
+		return res, NothingLeft(err)
 	}
 	var files []string
 	if plot != nil {

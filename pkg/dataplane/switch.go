@@ -376,6 +376,18 @@ func (s *Switch) RegisterValue(name string, index uint64) (uint64, error) {
 // CPUPort returns the switch's CPU port.
 func (s *Switch) CPUPort() uint32 { return s.cpuPort }
 
+// Left describes what the switch holds, all of it in memory, for the line
+// a stopping switch prints: it goes with the process.
+func (s *Switch) Left() string {
+	if s.eng.P4Info() == nil {
+		return "no pipeline, nothing held"
+	}
+	n := 0
+	_ = s.eng.Read(context.Background(), &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{}}},
+		func(*p4v1.Entity) error { n++; return nil })
+	return fmt.Sprintf("the pipeline, %d table entries and every counter and register were in memory and are gone (controllers re-push them to the next switch: p4ctl run does, p4ctl apply once)", n)
+}
+
 // Close stops the datapath (the XDP program detaches from its interfaces;
 // the Go model has nothing to stop). The switch must not be used after.
 func (s *Switch) Close() error {

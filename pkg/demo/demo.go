@@ -174,6 +174,9 @@ type Result struct {
 	// Drift is the latency-drift episode (Options.Drift).
 	Drift       *DriftReport `json:"latency_drift,omitempty"`
 	WallSeconds float64      `json:"wall_seconds"`
+	// Interrupted says, when the run ended early (Ctrl-C, an error), after
+	// how many of the hours asked for: the totals cover those hours.
+	Interrupted string `json:"interrupted,omitempty"`
 
 	streamed bool // the drift's moments were streamed (OnMoment): totals print only its summary
 }
@@ -324,6 +327,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(res)
 	}
+	// However the run ends, the totals are those of the hours it ran.
+	defer func() {
+		res.Totals.SavingPct = saving(res.Totals.GCO2, res.Totals.BaselineGCO2)
+		res.WallSeconds = time.Since(wall).Seconds()
+		if len(res.Hours) < o.Hours {
+			res.Interrupted = fmt.Sprintf("after %d of %d hours", len(res.Hours), o.Hours)
+		}
+	}()
 	kwh := o.EnergyPerRequestWh / 1000
 	prev := map[string]int{}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
@@ -428,9 +439,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			o.Progress(h+1, o.Hours)
 		}
 	}
-	res.Totals.SavingPct = saving(res.Totals.GCO2, res.Totals.BaselineGCO2)
 	res.Totals.CountersMatch = res.Totals.CountersMatch && sameCounts(res.Totals.Routed, res.Totals.Predicted)
-	res.WallSeconds = time.Since(wall).Seconds()
 	if !res.Totals.CountersMatch || res.Totals.HeaderMismatches > 0 {
 		return res, ErrMismatch
 	}

@@ -71,6 +71,35 @@ func TestDemoQuick(t *testing.T) {
 	}
 }
 
+// Issue 27: a demo ended by Ctrl-C printed totals over the hours it ran
+// with "saving 0.0%" and "wall time: 0.0s" (both were computed only at the
+// end) and no word that they were partial. They are the hours' totals now,
+// and the report says after how many of the hours asked for it stopped.
+func TestDemoInterruptedTotals(t *testing.T) {
+	cfg, err := config.Parse(examples.Mumbai(), examples.MumbaiName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := demo.Run(ctx, demo.Options{Config: cfg, ConfigName: examples.MumbaiName, Hours: 24, RequestsPerHour: 200, Speed: 3600 * 10,
+		OnHour: func(h demo.Hour) {
+			if h.Hour.Hour() == 2 {
+				cancel()
+			}
+		}})
+	if err == nil || res == nil || len(res.Hours) != 3 {
+		t.Fatalf("interrupted after hour 2: err %v, result %v", err, res != nil)
+	}
+	if res.Totals.SavingPct <= 0 || res.WallSeconds <= 0 || res.Interrupted != "after 3 of 24 hours" {
+		t.Errorf("totals of an interrupted run: saving %.1f%%, wall %.3fs, interrupted %q", res.Totals.SavingPct, res.WallSeconds, res.Interrupted)
+	}
+	var b bytes.Buffer
+	if err := demo.WriteTotals(&b, res); err != nil || !strings.Contains(b.String(), "interrupted after 3 of 24 hours: the totals below cover the hours above only") {
+		t.Errorf("totals do not say they are partial (%v):\n%s", err, b.String())
+	}
+}
+
 // The closed latency loop (issue 12 item 5): mid-run a pair that carries an
 // SLA class slows past the class's budget; the switch's latency probes
 // measure it, the controller stops routing the class there within a second

@@ -110,6 +110,9 @@ func counts(m map[string]int, n int) string {
 // and the plot files.
 func WriteTotals(w io.Writer, r *Result) error {
 	t := r.Totals
+	if r.Interrupted != "" {
+		fmt.Fprintf(w, "\ninterrupted %s: the totals below cover the hours above only", r.Interrupted)
+	}
 	fmt.Fprintf(w, "\ntotals over %d hours: %d requests, %d entries written, %s vs %s nearest-region baseline (saving %.1f%%), %d SLA violations, %d fallbacks, %d nacks",
 		len(r.Hours), t.Requests, t.Writes, grams(t.GCO2), grams(t.BaselineGCO2), t.SavingPct, t.SLAViolations, t.Fallbacks, t.Nacks)
 	if r.Drift != nil {

@@ -40,6 +40,9 @@ const (
 	MaxTimeout  = 5 * time.Minute // per-request reply timeout
 	MaxCV       = 10.0            // arrival coefficient of variation
 	MaxPayload  = 1400            // extra payload bytes after the header
+	// InterruptWait is how long an interrupted run still waits for replies
+	// in flight: well within the second p4ctl gives a command after Ctrl-C.
+	InterruptWait = 500 * time.Millisecond
 	// DefaultTimeout is how long a request may wait for its reply.
 	DefaultTimeout = 5 * time.Second
 	// progressEvery is how often Config.Progress is called.
@@ -175,7 +178,8 @@ func (a *arrivals) next() time.Duration {
 
 // Run sends requests for cfg.Duration and collects replies until every
 // request is answered or has timed out. Cancelling ctx stops sending early
-// (Result.Interrupted) and waits at most 2 s for outstanding replies.
+// (Result.Interrupted) and waits at most InterruptWait for outstanding
+// replies.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -211,8 +215,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.elapsed = time.Since(r.start)
 	interrupted := ctx.Err() != nil
 	wait := cfg.Timeout
-	if interrupted && wait > 2*time.Second {
-		wait = 2 * time.Second
+	if interrupted && wait > InterruptWait {
+		wait = InterruptWait
 	}
 	r.awaitReplies(wait)
 	_ = conn.Close()

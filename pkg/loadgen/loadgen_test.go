@@ -247,6 +247,34 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
+// Issue 27: an interrupted run waited up to 2 s for replies that never
+// come (a target that does not answer), past the second p4ctl gives a
+// command after Ctrl-C; it returns within a second, its requests timed out.
+func TestRunInterruptedSilentTarget(t *testing.T) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close() // bound, never read: every request stays unanswered
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled time.Time
+	time.AfterFunc(200*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+	res, err := Run(ctx, Config{Target: c.LocalAddr().(*net.UDPAddr).AddrPort(), Rate: 200, Duration: time.Minute, CV: 0, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(cancelled); d > time.Second {
+		t.Errorf("interrupted run returned %v after the interrupt: want within a second", d)
+	}
+	if !res.Interrupted || len(res.Records) == 0 || res.Summary().TimedOut != len(res.Records) {
+		t.Errorf("interrupted %v, %d records, summary %+v: want every request timed out", res.Interrupted, len(res.Records), res.Summary())
+	}
+	var b strings.Builder
+	if err := res.Summary().WriteText(&b); err != nil || !strings.Contains(b.String(), "interrupted after") {
+		t.Errorf("the report does not say it was interrupted (%v):\n%s", err, b.String())
+	}
+}
+
 // records is a fixed set for golden outputs.
 func records() []Record {
 	ms := time.Millisecond

@@ -237,6 +237,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "sent %d in %.2fs (%.1f req/s%s); replied %d (%.1f/s), nacked %d, timed out %d, send errors %d, unmatched %d, malformed %d\n",
 		s.Sent, s.ElapsedS, s.SendRate, offered, s.Replied, s.ReplyRate, s.Nacked, s.TimedOut, s.SendErrors, s.Unmatched, s.Malformed)
 	fmt.Fprintf(w, "SLA met %d of %d (%.2f %%)%s; late %d\n", s.SLAMet, s.Sent, s.SLAMetPct, scale, s.SLALate)
+	if s.Interrupted {
+		fmt.Fprintf(w, "interrupted after %.2fs: this report (and --csv, --json) covers the %d requests sent until then; replies not back within %v count as timed out\n",
+			s.ElapsedS, s.Sent, InterruptWait)
+	}
 	if s.Sent > 0 && s.Replied+s.Nacked == 0 {
 		fmt.Fprintf(w, "warning: nothing answered any of the %d requests (is anything listening at %s?)\n", s.Sent, s.Target)
 	}

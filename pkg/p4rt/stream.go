@@ -176,9 +176,14 @@ func (c *Client) arbError(err error) error {
 	return &ArbitrationError{Device: c.opts.deviceID, Role: c.opts.role, ElectionID: c.ElectionID(), Status: st}
 }
 
-// openSession opens a stream, starts its receiver, arbitrates.
+// openSession opens a stream, starts its receiver, arbitrates. The stream
+// lives as long as the client, but until the switch has answered the
+// arbitration it also ends with ctx: a switch that accepts and never
+// answers leaves gRPC waiting for a transport, which only ctx (Ctrl-C, the
+// call deadline) can cut short.
 func (c *Client) openSession(ctx context.Context) (*session, ArbitrationState, error) {
 	sctx, cancel := context.WithCancel(c.ctx)
+	opening := context.AfterFunc(ctx, cancel)
 	stream, err := c.rpc.StreamChannel(sctx)
 	if err != nil {
 		cancel()
@@ -189,6 +194,9 @@ func (c *Client) openSession(ctx context.Context) (*session, ArbitrationState, e
 	c.wg.Add(1)
 	go c.receive(s)
 	st, err := c.arbitrateOn(ctx, s)
+	if err == nil && !opening() { // ctx ended as the answer came: the stream is cancelled
+		err = fmt.Errorf("arbitration on device %d: %w", c.opts.deviceID, ctx.Err())
+	}
 	if err != nil {
 		cancel()
 		<-s.done

@@ -347,3 +347,79 @@ func TestBackupPacketOutRefused(t *testing.T) {
 		t.Fatal("no StreamError for a backup's PacketOut")
 	}
 }
+
+// hangListener accepts TCP connections on loopback and never answers (a
+// hung switch, another service): the HTTP/2 handshake never completes.
+func hangListener(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		lis.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return lis.Addr().String()
+}
+
+// Issue 27: Arbitrate opened the StreamChannel under the client's own
+// context, so against a switch that accepts and never answers neither
+// Ctrl-C (the caller's context) nor the call deadline ended it: `p4ctl
+// run` outlived its second of grace. Both end it now.
+func TestArbitrateEndsWithItsContext(t *testing.T) {
+	addr := hangListener(t)
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration // the client's call deadline (0 = none)
+		cancel  time.Duration // when the caller's context ends (0 = never)
+	}{
+		{"caller cancels", 0, 200 * time.Millisecond},
+		{"call deadline", 200 * time.Millisecond, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := p4rt.Dial(addr, p4rt.WithElectionID(p4rt.Election(1)), p4rt.WithCallTimeout(tc.timeout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			if tc.cancel > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.cancel)
+				defer cancel()
+			}
+			start := time.Now()
+			done := make(chan error, 1)
+			go func() { _, err := c.Arbitrate(ctx); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("Arbitrate with a server that never answers succeeded")
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Fatalf("Arbitrate returned after %v: want within a second of its context ending", d)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("Arbitrate still blocked 3 s after its context ended")
+			}
+		})
+	}
+}

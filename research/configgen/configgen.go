@@ -11,6 +11,7 @@ package configgen
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
+	"github.com/p4ctl/p4ctl/pkg/inputfile"
 	"github.com/p4ctl/p4ctl/pkg/regions"
 	"github.com/p4ctl/p4ctl/research/geo"
 )
@@ -295,6 +297,52 @@ func scatter(rng *rand.Rand, c geo.Point) geo.Point {
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// ErrTooLarge marks a rendered configuration larger than inputfile.MaxSize,
+// which no p4ctl command would read.
+var ErrTooLarge = errors.New("too large for p4ctl to read")
+
+// Built is a generated configuration: Generate's result and, from
+// Build, the file Write writes.
+type Built struct {
+	Config *config.Config
+	Report Report
+	YAML   []byte
+}
+
+// Build generates the configuration of o and, with render, encodes it
+// as Write does. Validating and encoding tens of thousands of sites takes
+// a minute and cannot be cut short, so it runs in the background: when ctx
+// ends first (Ctrl-C) Build returns at once with ctx's error, nothing
+// having been written. A file larger than inputfile.MaxSize (every command
+// refuses to read it) is an ErrTooLarge error naming its size.
+func Build(ctx context.Context, o Options, render bool) (*Built, error) {
+	type result struct {
+		b   *Built
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		cfg, rep, err := Generate(o)
+		b := &Built{Config: cfg, Report: rep}
+		if err == nil && render {
+			var buf bytes.Buffer
+			err = Write(&buf, cfg, rep)
+			b.YAML = buf.Bytes()
+		}
+		ch <- result{b, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err == nil && len(r.b.YAML) > inputfile.MaxSize {
+			return nil, fmt.Errorf("the configuration of %d sites and %d regions is %d MiB, above the %d MiB every p4ctl command reads: %w (fewer sites or regions; 10000 sites × 32 regions is 14 MB)",
+				o.Sites, o.Regions, len(r.b.YAML)>>20, inputfile.MaxSize>>20, ErrTooLarge)
+		}
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("configgen: interrupted while generating %d sites, nothing written: %w", o.Sites, ctx.Err())
+	}
+}
 
 // Write writes cfg as controller YAML (docs/CONFIG.md) after a header
 // that labels it as generated and says from what. config.Parse reads it

@@ -2,10 +2,13 @@ package configgen
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/regions"
@@ -187,5 +190,38 @@ func TestPartition(t *testing.T) {
 		if lo < 1 || hi < lo || hi > o.Sites {
 			t.Errorf("%+v: %d..%d sites per switch", o, lo, hi)
 		}
+	}
+}
+
+// Issue 27: generating and encoding a large configuration ran for a
+// minute without looking at Ctrl-C (p4ctl gen config outlived its second
+// of grace, exit 130). Build returns at once when its context ends,
+// nothing written, and otherwise what Generate and Write give.
+func TestBuildInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if b, err := Build(ctx, Options{Sites: 2000, Regions: 32, Switches: 1}, true); !errors.Is(err, context.Canceled) || b != nil ||
+		!strings.Contains(err.Error(), "nothing written") || time.Since(start) > 200*time.Millisecond {
+		t.Errorf("cancelled: %v after %v: want the context's error at once", err, time.Since(start))
+	}
+	o := Options{Sites: 10, Regions: 5, Switches: 1}
+	cfg, rep, err := Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := Write(&want, cfg, rep); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(context.Background(), o, true)
+	if err != nil || !bytes.Equal(b.YAML, want.Bytes()) || !reflect.DeepEqual(b.Config, cfg) || b.Report.Sites != rep.Sites {
+		t.Errorf("Build: %v, %d bytes; Write: %d bytes", err, len(b.YAML), want.Len())
+	}
+	if b, err := Build(context.Background(), o, false); err != nil || b.YAML != nil {
+		t.Errorf("Build without rendering: %v, %d bytes", err, len(b.YAML))
+	}
+	if _, err := Build(context.Background(), Options{Sites: 0, Regions: 5}, true); err == nil {
+		t.Error("Build of 0 sites: no error")
 	}
 }

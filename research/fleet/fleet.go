@@ -33,6 +33,16 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
+// MaxSwitches bounds Options.Switches and MaxUnreachable
+// Options.Unreachable: every target is a controller driver (goroutines, a
+// client, for a reachable one a switch and its server). 100000
+// unreachable targets were accepted and ran for minutes without reaching
+// the first hour (issue 27).
+const (
+	MaxSwitches    = 1000
+	MaxUnreachable = 1000
+)
+
 // Options say what to run.
 type Options struct {
 	Config      *config.Config // a validated configuration (its targets are ignored)
@@ -116,6 +126,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Switches < 0 || o.Unreachable < 0 || o.Hours < 0 {
 		return nil, fmt.Errorf("fleet: %d switches, %d unreachable, %d hours: want none negative", o.Switches, o.Unreachable, o.Hours)
+	}
+	if o.Switches > MaxSwitches || o.Unreachable > MaxUnreachable {
+		return nil, fmt.Errorf("fleet: %d switches, %d unreachable: at most %d and %d", o.Switches, o.Unreachable, MaxSwitches, MaxUnreachable)
 	}
 	if o.Switches == 0 {
 		o.Switches = 100

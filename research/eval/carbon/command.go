@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/p4ctl/p4ctl/pkg/cmdutil"
 	"github.com/p4ctl/p4ctl/pkg/config"
 	"github.com/p4ctl/p4ctl/pkg/inputfile"
@@ -222,7 +224,9 @@ func periodFlag(month string) string {
 
 // loadSites reads an eval carbon --sites file. A controller
 // configuration given instead is named as such, after ParseSites's
-// file:line error for its first foreign key.
+// file:line error for its first foreign key; a file whose only top-level
+// key is sites: is a sites file, its error its own (issue 27: a sites
+// file with a bad prefix was called a controller configuration).
 func loadSites(ctx context.Context, path string) ([]*regions.Site, error) {
 	b, err := inputfile.Read(ctx, path, inputfile.MaxSize)
 	if err != nil {
@@ -230,7 +234,8 @@ func loadSites(ctx context.Context, path string) ([]*regions.Site, error) {
 	}
 	sites, err := regions.ParseSites(path, b)
 	if err != nil && !errors.Is(err, regions.ErrConfigSchema) {
-		if ok, _ := config.LooksLikeConfig(b); ok {
+		var top map[string]any
+		if ok, _ := config.LooksLikeConfig(b); ok && (yaml.Unmarshal(b, &top) != nil || len(top) != 1 || top["sites"] == nil) {
 			return nil, fmt.Errorf("%w: this is a controller configuration, not a sites file: %s", err, regions.SitesFormat)
 		}
 	}

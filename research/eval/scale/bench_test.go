@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -122,7 +123,7 @@ func BenchmarkScaleWrites(b *testing.B) {
 				}
 				var p Point
 				for b.Loop() {
-					if p, err = MeasurePoint(cfg, source(b), pol, benchHour, hours); err != nil {
+					if p, err = MeasurePoint(context.Background(), cfg, source(b), pol, benchHour, hours); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -277,24 +277,25 @@ func Measure(ctx context.Context, o Options) (*Result, error) {
 	total, done := len(o.Sites)*len(o.Regions)*len(o.Policies), 0
 	for _, r := range o.Regions {
 		for _, n := range o.Sites {
-			cfg, _, err := configgen.Generate(configgen.Options{Sites: n, Regions: r, Seed: o.Seed})
+			built, err := configgen.Build(ctx, configgen.Options{Sites: n, Regions: r, Seed: o.Seed}, false) // ends with ctx
 			if err != nil {
 				return nil, err
 			}
+			cfg := built.Config
 			for _, pol := range o.Policies {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				p, err := MeasurePoint(cfg, src, pol, o.Start, o.Hours)
+				p, err := MeasurePoint(ctx, cfg, src, pol, o.Start, o.Hours)
 				if err != nil {
 					return nil, fmt.Errorf("scale: N=%d R=%d %s: %w", n, r, pol, err)
 				}
 				if o.Switches > 0 && n >= o.Switches {
-					part, _, err := configgen.Generate(configgen.Options{Sites: n, Regions: r, Seed: o.Seed, Switches: o.Switches, Partition: true})
+					part, err := configgen.Build(ctx, configgen.Options{Sites: n, Regions: r, Seed: o.Seed, Switches: o.Switches, Partition: true}, false)
 					if err != nil {
 						return nil, err
 					}
-					if p.PerSwitch, err = MeasurePerSwitch(part, src, pol, o.Start); err != nil {
+					if p.PerSwitch, err = MeasurePerSwitch(part.Config, src, pol, o.Start); err != nil {
 						return nil, fmt.Errorf("scale: N=%d R=%d %s per switch: %w", n, r, pol, err)
 					}
 				}
@@ -372,7 +373,7 @@ func MeasurePerSwitch(cfg *config.Config, src regions.CarbonSource, policy strin
 // MeasurePoint compiles cfg under policy for hours consecutive hours from
 // start (epochs alternating as the controller's do), without table limits,
 // and plans each hourly update from the previous state.
-func MeasurePoint(cfg *config.Config, src regions.CarbonSource, policy string, start time.Time, hours int) (Point, error) {
+func MeasurePoint(ctx context.Context, cfg *config.Config, src regions.CarbonSource, policy string, start time.Time, hours int) (Point, error) {
 	pol, err := regions.ParsePolicy(policy)
 	if err != nil {
 		return Point{}, err
@@ -386,6 +387,9 @@ func MeasurePoint(cfg *config.Config, src regions.CarbonSource, policy string, s
 	writes := 0
 	epoch := uint8(1)
 	for h := range hours {
+		if err := ctx.Err(); err != nil { // an hour of 10000 sites takes a tenth of a second
+			return Point{}, err
+		}
 		c, err := compiler.Snapshot(cfg, src, start.Add(time.Duration(h)*time.Hour))
 		if err != nil {
 			return Point{}, err

@@ -444,7 +444,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		ev.cand[p] = c
 	}
-	ev.sampleRequests()
+	if err := ev.sampleRequests(ctx); err != nil {
+		return nil, fmt.Errorf("eval stability: %w", err)
+	}
 
 	type job struct {
 		p     regions.Policy
@@ -483,7 +485,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("eval stability: %w", err)
 		}
-		o, err := ev.simulate(j.p, j.h)
+		o, err := ev.simulate(ctx, j.p, j.h)
 		if err != nil {
 			return nil, err
 		}
@@ -541,13 +543,23 @@ func latencyModel(sigma float64) string {
 
 // sampleRequests draws RequestsPerHour requests per site and hour: a class
 // by the mix and a standard normal for the RTT. Every setting sees the
-// same requests.
-func (ev *evaluator) sampleRequests() {
+// same requests. Up to MaxSampledRequests take seconds: ctx is checked
+// every 2¹⁶ requests, so Ctrl-C ends it at once.
+func (ev *evaluator) sampleRequests(ctx context.Context) error {
 	cfg := ev.cfg
 	S, N := len(cfg.Sites), cfg.RequestsPerHour
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5ab1e))
 	ev.reqs = make([]sample, ev.tab.Hours()*S*N)
 	for i := range ev.reqs {
+		if i&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				ev.reqs = nil
+				return err
+			}
+		}
 		u, k := rng.Float64(), 0
 		for k < len(cfg.Mix)-1 && u >= cfg.Mix[k] {
 			u -= cfg.Mix[k]
@@ -555,6 +567,7 @@ func (ev *evaluator) sampleRequests() {
 		}
 		ev.reqs[i] = sample{class: uint8(k), z: float32(rng.NormFloat64())}
 	}
+	return nil
 }
 
 // horizonScores returns the per-hour scores for a horizon (cached).
@@ -571,7 +584,7 @@ func (ev *evaluator) horizonScores(horizon int) []regions.HourCarbon {
 }
 
 // simulate runs one (policy, hysteresis) setting over every hour.
-func (ev *evaluator) simulate(p regions.Policy, h *regions.Hysteresis) (*outcome, error) {
+func (ev *evaluator) simulate(ctx context.Context, p regions.Policy, h *regions.Hysteresis) (*outcome, error) {
 	cfg, tab := ev.cfg, ev.tab
 	S, K, N := len(cfg.Sites), len(cfg.SLAs), cfg.RequestsPerHour
 	o := newOutcome(S, K)
@@ -587,6 +600,9 @@ func (ev *evaluator) simulate(p regions.Policy, h *regions.Hysteresis) (*outcome
 	var prevRecv, recv []regions.RegionSet = make([]regions.RegionSet, K), make([]regions.RegionSet, K)
 	var prevRank [][]regions.Index
 	for hr := range tab.Hours() {
+		if err := ctx.Err(); err != nil { // a year of sampled requests takes seconds
+			return nil, fmt.Errorf("eval stability: %w", err)
+		}
 		c := tab.Hour(hr)
 		var order []regions.Index
 		var ranks [][]regions.Index // what carbon_rank holds: one shared ranking, or per site (D)

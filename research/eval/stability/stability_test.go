@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,4 +301,34 @@ func TestTraces2022(t *testing.T) {
 	}
 	t.Logf("2022: hourly C %.2f changes/day, saving %.2f %%; %s %.2f changes/day (%.1f %% fewer), saving %.2f %% (−%.2f pp)",
 		a.HourlyChangesPerDay, a.HourlySavingPct, a.Hysteresis, a.ChangesPerDay, a.ChangeReductionPct, a.SavingPct, a.SavingLossPP)
+}
+
+// Issue 27: Ctrl-C waited for the requests of a year to be sampled and
+// for a whole setting to be simulated (seconds each at 1000 requests per
+// hour), past the second p4ctl gives a command; Run now ends within it.
+func TestRunEndsSoonAfterCancel(t *testing.T) {
+	c := exampleConfig(t, synthetic(t), regions.DefaultSyntheticPeriod())
+	c.RequestsPerHour = 1000
+	for _, after := range []time.Duration{0, 50 * time.Millisecond, 400 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		var mu sync.Mutex
+		stop := time.AfterFunc(after, func() { mu.Lock(); cancelled = time.Now(); mu.Unlock(); cancel() })
+		_, err := Run(ctx, c)
+		end := time.Now()
+		stop.Stop()
+		cancel()
+		mu.Lock()
+		at := cancelled
+		mu.Unlock()
+		if at.IsZero() {
+			t.Fatalf("cancel after %v: Run ended first (%v)", after, err)
+		}
+		if err == nil || !strings.Contains(err.Error(), "canceled") {
+			t.Errorf("cancel after %v: %v, want the context's error", after, err)
+		}
+		if d := end.Sub(at); d > 500*time.Millisecond {
+			t.Errorf("cancel after %v: Run returned %v after the cancel: want at once", after, d)
+		}
+	}
 }

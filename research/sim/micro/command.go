@@ -448,7 +448,7 @@ func (o *ExperimentOptions) Run(ctx context.Context, s *cmdutil.Streams) error {
 	}
 	done()
 	if err != nil {
-		return err
+		return cmdutil.NothingLeft(err)
 	}
 	return o.Runs.WriteResult(s, res)
 }
@@ -540,7 +540,7 @@ func (o *TuneOptions) Run(ctx context.Context, s *cmdutil.Streams) error {
 	res, err := TuneJBSQ(ctx, o.tc)
 	done()
 	if err != nil {
-		return err
+		return cmdutil.NothingLeft(err)
 	}
 	if err := o.Runs.WriteResult(s, res); err != nil {
 		return err

@@ -2,9 +2,12 @@ package micro
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4ctl/p4ctl/research/sim/dist"
 )
@@ -287,5 +290,21 @@ func TestHistogramQuantiles(t *testing.T) {
 		if lo, hi := histLower(i), histLower(i+1); v < lo || v >= hi {
 			t.Errorf("%v in bucket %d [%v, %v)", v, i, lo, hi)
 		}
+	}
+}
+
+// Issue 27: Ctrl-C during a batch printed every run in flight's "context
+// canceled", one line each, after the error; the batch says it once.
+func TestRunManyCancelledOnce(t *testing.T) {
+	cfgs := make([]Config, 8)
+	for i := range cfgs {
+		cfgs[i] = quickCfg("random")
+		cfgs[i].Requests, cfgs[i].Seed = 4_000_000, uint64(i+1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := runMany(ctx, cfgs, 4, &tracker{})
+	if err == nil || strings.Contains(err.Error(), "\n") || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled batch: %q, want one line saying it was cancelled", err)
 	}
 }

@@ -149,7 +149,11 @@ func runMany(ctx context.Context, cfgs []Config, parallel int, tr *tracker) ([]R
 	var errs []error
 	for err := range done {
 		if err != nil {
-			errs = append(errs, err)
+			// After the first error the runs in flight end cancelled:
+			// that is said once (a Ctrl-C printed a line per run).
+			if len(errs) == 0 || !errors.Is(err, context.Canceled) {
+				errs = append(errs, err)
+			}
 			cancel()
 			continue
 		}

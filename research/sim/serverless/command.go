@@ -252,7 +252,8 @@ func (o *CommandOptions) Validate() error {
 		scales, scaleFlag = o.ratioScales, "--time-scales"
 	}
 	for _, x := range scales {
-		if x != 0 && !(x >= MinTimeScale && x <= MaxTimeScale) || x == 0 && scaleFlag == "--time-scales" {
+		// 0 is the configuration's "unscaled", never a value to give.
+		if x != 0 && !(x >= MinTimeScale && x <= MaxTimeScale) || x == 0 && (scaleFlag == "--time-scales" || o.Given("time-scale")) {
 			return cmdutil.Usagef("%s %g must be in [%g, %g]", scaleFlag, x, MinTimeScale, MaxTimeScale)
 		}
 	}
@@ -321,7 +322,7 @@ func (o *CommandOptions) Run(ctx context.Context, s *cmdutil.Streams) error {
 		res, err := RatioSweep(ctx, o.cfg, o.ratioHops, o.ratioScales)
 		done()
 		if err != nil {
-			return err
+			return cmdutil.NothingLeft(err)
 		}
 		return output.Print(s.Out, o.Format, res)
 	}
@@ -354,7 +355,7 @@ func (o *CommandOptions) runFigures(ctx context.Context, s *cmdutil.Streams) err
 	res, err := Figures(ctx, cfgs, progress)
 	done()
 	if err != nil {
-		return err
+		return cmdutil.NothingLeft(err)
 	}
 	if err := verdict.WriteMarkdownFile("--markdown", o.Markdown, "PathFinder", res.Figures); err != nil {
 		return err
