@@ -200,10 +200,10 @@ func (o *switchOptions) Run(ctx context.Context, s *streams) error {
 				o.ready(st.Listen)
 			}
 		},
+		Stopped: func(left string) { fmt.Fprintf(s.Err, "p4ctl switch: stopped: %s\n", left) },
 	})
 	if err != nil {
 		return fmt.Errorf("p4ctl switch: %w", err)
 	}
-	fmt.Fprintf(s.Err, "p4ctl switch: stopped: %s\n", sw.Left())
 	return nil
 }

@@ -50,6 +50,9 @@ type Options struct {
 	Log *slog.Logger
 	// Ready, when set, is called once P4Runtime listens.
 	Ready func(Started)
+	// Stopped, when set, is called after a clean shutdown with what the
+	// switch held (Switch.Left): it goes with the process.
+	Stopped func(left string)
 }
 
 // Started is what Run announces once P4Runtime listens.
@@ -135,7 +138,13 @@ func Run(ctx context.Context, o Options) error {
 	if perr := <-portErr; perr != nil {
 		return perr
 	}
-	return emb.Err()
+	if err := emb.Err(); err != nil {
+		return err
+	}
+	if o.Stopped != nil {
+		o.Stopped(sw.Left())
+	}
+	return nil
 }
 
 // pipelineNote says what program the switch starts with.

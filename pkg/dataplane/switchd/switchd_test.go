@@ -17,10 +17,12 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	started := make(chan switchd.Started, 1)
+	var left string
 	done := make(chan error, 1)
 	go func() {
 		done <- switchd.Run(ctx, switchd.Options{Addr: "127.0.0.1:0", DeviceID: 3, CPUPort: 510,
-			Ready: func(st switchd.Started) { started <- st }})
+			Ready:   func(st switchd.Started) { started <- st },
+			Stopped: func(l string) { left = l }})
 	}()
 	var st switchd.Started
 	select {
@@ -46,6 +48,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("Run after cancel: %v", err)
+		}
+		if left == "" {
+			t.Error("Stopped was not called with what the switch held")
 		}
 	case <-time.After(switchd.ShutdownTimeout + 5*time.Second):
 		t.Fatal("Run did not return after its context ended")
