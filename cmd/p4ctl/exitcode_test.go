@@ -96,6 +96,11 @@ func TestFlagValuesNamed(t *testing.T) {
 		{[]string{"tune", "jbsq", "--delay", "-1us"}, "--delay -1µs: want a duration ≥ 0"},
 		{[]string{"tune", "jbsq", "--slo", "0s"}, "--slo 0s: want a duration > 0"},
 		{[]string{"sim", "micro", "run", "--quick", "--service-mean", "-5us"}, "--service-mean -5µs"},
+		// the campaign's four unclear messages: each names its flag
+		{[]string{"get", "entries", "--grpc-addr", "127.0.0.1:1", "--device-id", "18446744073709551616"}, `"--device-id" flag: out of range for an unsigned integer`},
+		{[]string{"sim", "serverless", "--quick", "--warmup", "1"}, "--warmup 1: want a share"},
+		{[]string{"eval", "carbon", "--quick", "--no-plots", "--w", "2"}, "--w 2: want policy D's weight in [0, 1]"},
+		{[]string{"sim", "micro", "run", "--quick", "--hosts", "0"}, "--hosts 0: want ≥ 1"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {

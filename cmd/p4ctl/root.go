@@ -61,7 +61,7 @@ evaluations behind them.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cmdutil.UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return cmdutil.FlagError(err, c.CommandPath())
 	})
 	root.AddCommand(
 		newVersionCmd(s),

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 )
 
 // Streams are a command's output streams: the result on Out; notes,
@@ -67,4 +68,23 @@ func InputError(err error) error {
 		return err
 	}
 	return UsageError{err}
+}
+
+// parseErr matches the strconv text pflag puts in a bad number's error.
+var parseErr = regexp.MustCompile(`strconv\.Parse(Uint|Int|Float): parsing "[^"]*": (value out of range|invalid syntax)`)
+
+// FlagError is the usage error of a flag value cobra could not parse: the
+// strconv wording pflag passes through ("strconv.ParseUint: parsing …:
+// value out of range") becomes what was wrong with the number, and the
+// command's help is named.
+func FlagError(err error, commandPath string) error {
+	msg := parseErr.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := parseErr.FindStringSubmatch(m)
+		kind := map[string]string{"Uint": "an unsigned integer", "Int": "an integer", "Float": "a number"}[sub[1]]
+		if sub[2] == "value out of range" {
+			return "out of range for " + kind + " of its width"
+		}
+		return "want " + kind
+	})
+	return UsageError{Err: fmt.Errorf("%s (see '%s --help')", msg, commandPath)}
 }

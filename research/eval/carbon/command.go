@@ -165,6 +165,9 @@ func (o *CommandOptions) Validate() error {
 	if err := cmdutil.IntInRange("--mixed-requests", o.Mixed, 1, MaxRequests, "a run's requests are held in memory"); err != nil {
 		return err
 	}
+	if !(o.W >= 0 && o.W <= 1) {
+		return cmdutil.Usagef("--w %v: want policy D's weight in [0, 1]", o.W)
+	}
 	if len(o.SLAs) != 5 {
 		return cmdutil.Usagef("--sla: want 5 classes (the 20/30/20/20/10 mix applies to them), got %d", len(o.SLAs))
 	}

@@ -95,9 +95,15 @@ func (f *ScenarioOptions) Config(given func(flag string) bool, hosts int) (Confi
 		f.Hosts = hosts
 		c.Hosts = hosts
 	} else if set("hosts") {
+		if f.Hosts < 1 {
+			return c, cmdutil.Usagef("--hosts %d: want ≥ 1", f.Hosts)
+		}
 		c.Hosts = f.Hosts
 	}
 	if set("cores-per-host") {
+		if f.CoresPerHost < 1 {
+			return c, cmdutil.Usagef("--cores-per-host %d: want ≥ 1", f.CoresPerHost)
+		}
 		c.CoresPerHost = f.CoresPerHost
 	}
 	if set("granularity") {

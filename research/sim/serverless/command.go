@@ -234,6 +234,9 @@ func (o *CommandOptions) Validate() error {
 		return cmdutil.Usagef("--parallel must be >= 0")
 	}
 	c := o.cfg
+	if o.Given("warmup") && !(c.Warmup >= 0 && c.Warmup < 1) {
+		return cmdutil.Usagef("--warmup %g: want a share of each run's requests in [0, 1)", c.Warmup)
+	}
 	if c.Seeds < 1 || c.Seeds > MaxSeeds {
 		return cmdutil.Usagef("--seeds %d must be in [1, %d]", c.Seeds, MaxSeeds)
 	}
