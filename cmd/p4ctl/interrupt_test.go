@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -91,7 +93,7 @@ func TestInterruptDuringGrace(t *testing.T) {
 // accepts and never answers said "not reachable" (of a switch that may be
 // fine); it says it stopped while connecting and left nothing.
 func TestInterruptWhileConnecting(t *testing.T) {
-	addr := silentServer(t)
+	addr := testnet.SilentListener(t)
 	for _, args := range [][]string{
 		{"get", "entries", "--grpc-addr", addr},
 		{"apply", "-c", mumbai, "--grpc-addr", addr},

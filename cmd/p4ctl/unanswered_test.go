@@ -1,51 +1,19 @@
 package main
 
 import (
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// silentServer listens on loopback, accepts every connection and never
-// answers (a hung switch, or another service); it returns its address.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
+)
 
 // Issue 27 item 8: a socket that accepts and never answers was reported
 // as "not reachable" (switch commands) and made get latency wait its whole
 // 30 s --timeout. Both now say "connected, but no … answer" within the
 // switch commands' connect timeout (5 s).
 func TestAcceptAndHang(t *testing.T) {
-	addr := silentServer(t)
+	addr := testnet.SilentListener(t)
 	cases := []struct {
 		args []string
 		want string

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4ctl/p4ctl/internal/testing/p4rttest"
+	"github.com/p4ctl/p4ctl/internal/testing/testnet"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/engine"
 	"github.com/p4ctl/p4ctl/pkg/dataplane/p4rtserver"
 	"github.com/p4ctl/p4ctl/pkg/p4rt"
@@ -348,44 +349,12 @@ func TestBackupPacketOutRefused(t *testing.T) {
 	}
 }
 
-// hangListener accepts TCP connections on loopback and never answers (a
-// hung switch, another service): the HTTP/2 handshake never completes.
-func hangListener(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		lis.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return lis.Addr().String()
-}
-
 // Issue 27: Arbitrate opened the StreamChannel under the client's own
 // context, so against a switch that accepts and never answers neither
 // Ctrl-C (the caller's context) nor the call deadline ended it: `p4ctl
 // run` outlived its second of grace. Both end it now.
 func TestArbitrateEndsWithItsContext(t *testing.T) {
-	addr := hangListener(t)
+	addr := testnet.SilentListener(t)
 	for _, tc := range []struct {
 		name    string
 		timeout time.Duration // the client's call deadline (0 = none)

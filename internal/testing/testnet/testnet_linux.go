@@ -2,7 +2,8 @@
 // pairs in it (Linux, root, iproute2): the place the packet-socket tests of
 // pkg/afpacket, pkg/dataplane/ports and `p4ctl switch -i` run, never an
 // interface of the machine. Without root or ip(8) the test is skipped with
-// a one-line reason.
+// a one-line reason. SilentListener (any OS) is a loopback peer that
+// accepts and never answers.
 package testnet
 
 import (
