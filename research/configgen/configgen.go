@@ -321,6 +321,15 @@ func Build(ctx context.Context, o Options, render bool) (*Built, error) {
 		b   *Built
 		err error
 	}
+	if render {
+		// Refused before a minute of encoding when even the estimate
+		// is well over what p4ctl reads; near the limit the exact size
+		// decides below.
+		if est, ok := EstimateSize(o); ok && est > inputfile.MaxSize+inputfile.MaxSize/10 {
+			return nil, fmt.Errorf("the configuration of %d sites and %d regions would be about %d MiB (estimated from %d sites), above the %d MiB every p4ctl command reads: %w (fewer sites or regions; 10000 sites × 32 regions is 14 MB)",
+				o.Sites, o.Regions, est>>20, estimateSites(o), inputfile.MaxSize>>20, ErrTooLarge)
+		}
+	}
 	ch := make(chan result, 1)
 	go func() {
 		cfg, rep, err := Generate(o)
@@ -342,6 +351,45 @@ func Build(ctx context.Context, o Options, render bool) (*Built, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("configgen: interrupted while generating %d sites, nothing written: %w", o.Sites, ctx.Err())
 	}
+}
+
+// EstimateSize extrapolates the size of o's rendered configuration from
+// two small renders of the same options (n and 2n sites, n =
+// estimateSites(o)): the file grows by one block per site. ok is false when
+// o is that small already, or the small renders fail (Build reports why).
+func EstimateSize(o Options) (size int, ok bool) {
+	n := estimateSites(o)
+	if o.Sites <= 2*n {
+		return 0, false
+	}
+	render := func(sites int) (int, bool) {
+		small := o
+		small.Sites = sites
+		cfg, rep, err := Generate(small)
+		if err != nil {
+			return 0, false
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, cfg, rep); err != nil {
+			return 0, false
+		}
+		return buf.Len(), true
+	}
+	a, okA := render(n)
+	b, okB := render(2 * n)
+	if !okA || !okB || b <= a {
+		return 0, false
+	}
+	return a + (o.Sites-n)*(b-a)/n, true
+}
+
+// estimateSites is the smaller of EstimateSize's renders: 64 sites, or
+// one per switch when the sites are partitioned among more.
+func estimateSites(o Options) int {
+	if o.Partition && o.Switches > 64 {
+		return o.Switches
+	}
+	return 64
 }
 
 // Write writes cfg as controller YAML (docs/CONFIG.md) after a header

@@ -225,3 +225,28 @@ func TestBuildInterrupted(t *testing.T) {
 		t.Error("Build of 0 sites: no error")
 	}
 }
+
+// The campaign's gen config at 65535 sites × 32 regions encoded 86 MiB
+// for two minutes before refusing it. Build refuses from the estimate,
+// which lands within 10 % of the size a render measures.
+func TestTooLargeRefusedFromTheEstimate(t *testing.T) {
+	o := Options{Sites: 2000, Regions: 32, Switches: 2, Seed: 3}
+	est, ok := EstimateSize(o)
+	if !ok {
+		t.Fatal("no estimate for 2000 sites")
+	}
+	b, err := Build(t.Context(), o, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(b.YAML); est < got*9/10 || est > got*11/10 {
+		t.Errorf("estimate %d bytes, rendered %d: off by more than 10 %%", est, got)
+	}
+	_, err = Build(t.Context(), Options{Sites: MaxSites, Regions: 32, Seed: 3}, true)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "estimated from 64 sites") {
+		t.Errorf("Build of %d sites × 32 regions: %v, want ErrTooLarge from the estimate", MaxSites, err)
+	}
+	if _, ok := EstimateSize(Options{Sites: 100, Regions: 5}); ok {
+		t.Error("an estimate for 100 sites, which Build renders whole")
+	}
+}
