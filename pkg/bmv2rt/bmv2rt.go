@@ -23,13 +23,11 @@ import (
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/p4ctl/p4ctl/pkg/bmv2rt/thriftwire"
 )
 
 // DefaultPort is BMv2's default Thrift port.
 const DefaultPort = 9090
-
-// service is the multiplexed service name of BMv2's Standard interface.
-const service = "standard"
 
 // Options configure Dial.
 type Options struct {
@@ -72,7 +70,7 @@ func Dial(ctx context.Context, addr string, o Options) (*Client, error) {
 	trans := thrift.NewTBufferedTransport(thrift.NewTSocketFromConnConf(conn, conf), 4096)
 	bin := thrift.NewTBinaryProtocolConf(trans, conf)
 	return &Client{addr: addr, timeout: timeout, trans: trans,
-		proto: thrift.NewTMultiplexedProtocol(bin, service)}, nil
+		proto: thrift.NewTMultiplexedProtocol(bin, thriftwire.Service)}, nil
 }
 
 // Close closes the connection.
@@ -110,7 +108,7 @@ func (c *Client) RegisterRead(ctx context.Context, name string, index int) (uint
 	var v uint64
 	err := c.call(ctx, "bm_register_read", name,
 		func(p thrift.TProtocol) error {
-			return writeI32(ctx, p, 3, int32(index))
+			return thriftwire.WriteI32(ctx, p, 3, int32(index))
 		},
 		func(p thrift.TProtocol, ft thrift.TType) error {
 			if ft != thrift.I64 {
@@ -189,7 +187,7 @@ func (c *Client) call(ctx context.Context, method, register string,
 	if err := p.WriteStructBegin(ctx, method+"_args"); err != nil {
 		return err
 	}
-	if err := writeI32(ctx, p, 1, 0); err != nil { // cxt_id
+	if err := thriftwire.WriteI32(ctx, p, 1, 0); err != nil { // cxt_id
 		return err
 	}
 	if err := p.WriteFieldBegin(ctx, "register_array_name", thrift.STRING, 2); err != nil {
@@ -235,7 +233,7 @@ func (c *Client) call(ctx context.Context, method, register string,
 		return fmt.Errorf("unexpected message type %d, sequence %d (sent %d)", typ, seq, c.seq)
 	}
 	var callErr error
-	err = readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
+	err = thriftwire.ReadStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
 		switch {
 		case id == 0 && success != nil:
 			return true, success(p, ft)
@@ -255,20 +253,10 @@ func (c *Client) call(ctx context.Context, method, register string,
 	return callErr
 }
 
-func writeI32(ctx context.Context, p thrift.TProtocol, id int16, v int32) error {
-	if err := p.WriteFieldBegin(ctx, "", thrift.I32, id); err != nil {
-		return err
-	}
-	if err := p.WriteI32(ctx, v); err != nil {
-		return err
-	}
-	return p.WriteFieldEnd(ctx)
-}
-
 // readCode reads InvalidRegisterOperation { 1: i32 code }.
 func readCode(ctx context.Context, p thrift.TProtocol) (int32, error) {
 	var code int32
-	err := readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
+	err := thriftwire.ReadStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
 		if id != 1 || ft != thrift.I32 {
 			return false, nil
 		}
@@ -277,34 +265,4 @@ func readCode(ctx context.Context, p thrift.TProtocol) (int32, error) {
 		return true, err
 	})
 	return code, err
-}
-
-// readStruct reads one struct, handing each field to field, which reads it
-// and reports true, or reports false to have it skipped.
-func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, ft thrift.TType) (bool, error)) error {
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return err
-	}
-	for {
-		_, ft, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return err
-		}
-		if ft == thrift.STOP {
-			break
-		}
-		done, err := field(id, ft)
-		if err != nil {
-			return err
-		}
-		if !done {
-			if err := p.Skip(ctx, ft); err != nil {
-				return err
-			}
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return err
-		}
-	}
-	return p.ReadStructEnd(ctx)
 }

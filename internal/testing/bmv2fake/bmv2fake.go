@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/p4ctl/p4ctl/pkg/bmv2rt/thriftwire"
 )
 
 // Fake is an in-process stand-in for BMv2's Thrift server that answers the
@@ -81,14 +82,14 @@ func (f *Fake) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		method, ok := strings.CutPrefix(name, service+":")
+		method, ok := strings.CutPrefix(name, thriftwire.Service+":")
 		args, err := readArgs(ctx, p)
 		if err != nil {
 			return
 		}
 		_ = p.ReadMessageEnd(ctx)
 		if !ok {
-			ex := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "not a multiplexed "+service+" call: "+name)
+			ex := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "not a multiplexed "+thriftwire.Service+" call: "+name)
 			_ = p.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seq)
 			_ = ex.Write(ctx, p)
 			_ = p.WriteMessageEnd(ctx)
@@ -109,7 +110,7 @@ type callArgs struct {
 
 func readArgs(ctx context.Context, p thrift.TProtocol) (callArgs, error) {
 	var a callArgs
-	err := readStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
+	err := thriftwire.ReadStruct(ctx, p, func(id int16, ft thrift.TType) (bool, error) {
 		var err error
 		switch {
 		case id == 2 && ft == thrift.STRING:
@@ -190,7 +191,7 @@ func (f *Fake) reply(ctx context.Context, p thrift.TProtocol, method string, seq
 		if err := p.WriteStructBegin(ctx, "InvalidRegisterOperation"); err != nil {
 			return err
 		}
-		if err := writeI32(ctx, p, 1, code); err != nil {
+		if err := thriftwire.WriteI32(ctx, p, 1, code); err != nil {
 			return err
 		}
 		if err := p.WriteFieldStop(ctx); err != nil {
@@ -224,50 +225,6 @@ func writeField0I64(ctx context.Context, p thrift.TProtocol, v uint64) error {
 		return err
 	}
 	if err := p.WriteI64(ctx, int64(v)); err != nil {
-		return err
-	}
-	return p.WriteFieldEnd(ctx)
-}
-
-// service is the multiplexed service name of BMv2's Standard interface.
-const service = "standard"
-
-// readStruct reads a struct's fields, giving each to field, which reports
-// whether it consumed the value (an unconsumed one is skipped).
-func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, ft thrift.TType) (bool, error)) error {
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return err
-	}
-	for {
-		_, ft, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return err
-		}
-		if ft == thrift.STOP {
-			break
-		}
-		done, err := field(id, ft)
-		if err != nil {
-			return err
-		}
-		if !done {
-			if err := p.Skip(ctx, ft); err != nil {
-				return err
-			}
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return err
-		}
-	}
-	return p.ReadStructEnd(ctx)
-}
-
-// writeI32 writes field id as an i32.
-func writeI32(ctx context.Context, p thrift.TProtocol, id int16, v int32) error {
-	if err := p.WriteFieldBegin(ctx, "", thrift.I32, id); err != nil {
-		return err
-	}
-	if err := p.WriteI32(ctx, v); err != nil {
 		return err
 	}
 	return p.WriteFieldEnd(ctx)
