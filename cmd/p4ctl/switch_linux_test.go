@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"os/exec"
 	"strings"
@@ -82,19 +81,7 @@ func TestSwitchPorts(t *testing.T) {
 	if err := h1.Send(frame); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 2048)
-	var got []byte
-	for deadline := time.Now().Add(5 * time.Second); got == nil && time.Now().Before(deadline); {
-		g, err := h2.Recv(buf)
-		switch {
-		case errors.Is(err, afpacket.ErrWouldBlock):
-			time.Sleep(time.Millisecond) // polling interval of a nonblocking read
-		case err != nil:
-			t.Fatal(err)
-		case len(g) >= 14 && g[12] == 0x08:
-			got = append([]byte(nil), g...)
-		}
-	}
+	got := testnet.RecvIPv4(t, h2.Recv, afpacket.ErrWouldBlock, 5*time.Second)
 	if !bytes.Equal(got, frame) {
 		t.Fatalf("h2 received % x, want % x", got, frame)
 	}
@@ -186,19 +173,7 @@ func TestSwitchXDP(t *testing.T) {
 	if err := h1.Send(frame); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 2048)
-	var got []byte
-	for deadline := time.Now().Add(5 * time.Second); got == nil && time.Now().Before(deadline); {
-		g, err := h2.Recv(buf)
-		switch {
-		case errors.Is(err, afpacket.ErrWouldBlock):
-			time.Sleep(time.Millisecond) // polling interval of a nonblocking read
-		case err != nil:
-			t.Fatal(err)
-		case len(g) >= 14 && g[12] == 0x08:
-			got = append([]byte(nil), g...)
-		}
-	}
+	got := testnet.RecvIPv4(t, h2.Recv, afpacket.ErrWouldBlock, 5*time.Second)
 	if !bytes.Equal(got, frame) {
 		t.Fatalf("h2 received % x, want % x", got, frame)
 	}

@@ -44,19 +44,7 @@ func TestVeths(t *testing.T) {
 	if err := h1.Send(f); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 2048)
-	var got []byte
-	for deadline := time.Now().Add(5 * time.Second); got == nil && time.Now().Before(deadline); {
-		g, err := h2.Recv(buf)
-		switch {
-		case errors.Is(err, afpacket.ErrWouldBlock):
-			time.Sleep(time.Millisecond) // polling interval of a nonblocking read
-		case err != nil:
-			t.Fatal(err)
-		case len(g) >= 14 && g[12] == 0x08 && g[13] == 0x00:
-			got = append([]byte(nil), g...)
-		}
-	}
+	got := testnet.RecvIPv4(t, h2.Recv, afpacket.ErrWouldBlock, 5*time.Second)
 	if !bytes.Equal(got, f) {
 		t.Fatalf("h2 received % x, want % x", got, f)
 	}
